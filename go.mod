@@ -1,0 +1,3 @@
+module github.com/petinventory/petinventory
+
+go 1.25

@@ -1,0 +1,323 @@
+package inventory
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Route names one of the two routes of the API. Adapters know which route
+// they registered, so they pass it instead of the path.
+type Route int
+
+const (
+	// RouteList is {prefix}/inventory: GET lists the inventory.
+	RouteList Route = iota + 1
+	// RouteItem is {prefix}/inventory/{petId}: PATCH sets a quantity.
+	RouteItem
+)
+
+// Method is the one method a route serves, which is also its Allow header
+// on a 405.
+func (r Route) Method() string {
+	if r == RouteList {
+		return http.MethodGet
+	}
+	return http.MethodPatch
+}
+
+// Request is what an adapter copies out of its framework's request.
+type Request struct {
+	Method        string
+	Route         Route
+	PetID         string // the raw {petId} path segment, for RouteItem
+	Authorization string // the Authorization header value
+	ContentType   string // the Content-Type header value
+	ContentLength int64  // -1 when unknown (chunked)
+	// Body is read only for an update, at most to the body limit + 1 byte,
+	// and only during Serve. nil means an empty body.
+	Body io.Reader
+}
+
+// API serves the inventory routes. It is safe for concurrent use. Build it
+// with New, then mount it: as an http.Handler, with ServeRoute for routers
+// built on net/http (Gin, chi, echo), or with Serve for any other framework
+// (Fiber). Every rule of the contract is applied here, once.
+type API struct {
+	svc          *Service
+	auth         Authenticator
+	maxBody      int64
+	log          *slog.Logger
+	storeTimeout time.Duration
+}
+
+// New returns an API over store. It fails, rather than serve the API open,
+// when neither WithAPIKeys nor WithAuthenticator is given, and on any
+// invalid option.
+func New(store Store, opts ...Option) (*API, error) {
+	svc, err := NewService(store)
+	if err != nil {
+		return nil, fmt.Errorf("inventory: New: %w", err)
+	}
+	c := config{maxBodyBytes: DefaultMaxBodyBytes}
+	for _, o := range opts {
+		o(&c)
+	}
+	a := &API{svc: svc, maxBody: c.maxBodyBytes, log: c.logger, storeTimeout: c.storeTimeout}
+	switch {
+	case c.keysSet && c.authenticator != nil:
+		return nil, errors.New("inventory: New: WithAPIKeys and WithAuthenticator both given; use one")
+	case c.authenticator != nil:
+		a.auth = c.authenticator
+	case c.keysSet:
+		a.auth, err = NewKeyAuthenticator(c.keys...)
+		if err != nil {
+			return nil, fmt.Errorf("inventory: New: WithAPIKeys: %w", err)
+		}
+	default:
+		return nil, errors.New("inventory: New: no API key configured: pass WithAPIKeys or WithAuthenticator (the API is never served without authentication)")
+	}
+	if a.maxBody < 64 {
+		return nil, fmt.Errorf("inventory: New: WithMaxBodyBytes(%d): the limit must be at least 64 bytes", a.maxBody)
+	}
+	if a.storeTimeout < 0 {
+		return nil, fmt.Errorf("inventory: New: WithStoreTimeout(%v): must not be negative", a.storeTimeout)
+	}
+	if a.log == nil {
+		a.log = slog.Default()
+	}
+	return a, nil
+}
+
+// Service returns the Service the API serves, for seeding and
+// administration with the same rules.
+func (a *API) Service() *Service { return a.svc }
+
+// Serve answers one request. It never panics: a panic below it (in a store,
+// say) is logged with its stack and answered 500 internal.
+//
+// The checks run in the contract's order: route (method), authentication,
+// petId, media type, body size, body, then the store.
+func (a *API) Serve(ctx context.Context, req Request) (resp Response) {
+	defer func() {
+		if v := recover(); v != nil {
+			a.log.ErrorContext(ctx, "inventory: panic while serving a request",
+				"method", req.Method, "route", req.Route, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			resp = errorResponse(ErrInternal)
+		}
+	}()
+	if req.Route != RouteList && req.Route != RouteItem {
+		// An adapter bug, not a client error.
+		panic(fmt.Sprintf("inventory: Serve: unknown route %d", req.Route))
+	}
+	if req.Method != req.Route.Method() {
+		resp = errorResponse(Errorf(CodeMethodNotAllowed, "method %s is not allowed here; this path allows %s", methodForMessage(req.Method), req.Route.Method()))
+		resp.allow = req.Route.Method()
+		return resp
+	}
+	if r, ok := a.authenticate(ctx, req.Authorization); !ok {
+		return r
+	}
+	if req.Route == RouteList {
+		return a.list(ctx)
+	}
+	return a.update(ctx, req)
+}
+
+func methodForMessage(m string) string {
+	if len(m) > 32 {
+		return m[:32] + "…"
+	}
+	return m
+}
+
+func (a *API) authenticate(ctx context.Context, header string) (Response, bool) {
+	key, sent, msg := bearerKey(header)
+	if msg == "" {
+		err := a.auth.Authenticate(ctx, key)
+		if err == nil {
+			return Response{}, true
+		}
+		if !errors.Is(err, ErrUnauthorized) {
+			return a.fail(ctx, "authenticate", err), false
+		}
+		msg = "the API key in the Authorization header is not valid"
+	}
+	r := errorResponse(Errorf(CodeUnauthorized, "%s", msg))
+	r.wwwAuthenticate = challengeNoCredentials
+	if sent {
+		r.wwwAuthenticate = challengeInvalidToken
+	}
+	return r, false
+}
+
+func (a *API) list(ctx context.Context) Response {
+	ctx, cancel := a.storeContext(ctx)
+	items, err := a.svc.List(ctx)
+	cancel()
+	if err != nil {
+		return a.fail(ctx, "list", err)
+	}
+	buf := getBuf()
+	b := append((*buf)[:0], '[')
+	for i, it := range items {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = it.AppendJSON(b)
+	}
+	b = append(b, ']')
+	r := Response{Status: http.StatusOK}
+	r.setBody(buf, b)
+	return r
+}
+
+func (a *API) update(ctx context.Context, req Request) Response {
+	petID, err := ParsePetID(req.PetID)
+	if err != nil {
+		return errorResponse(err)
+	}
+	if err := checkMediaType(req.ContentType); err != nil {
+		return errorResponse(err)
+	}
+	buf := getBuf()
+	defer func() { bufPool.Put(buf) }()
+	body, err := a.readBody(req, buf)
+	if err != nil {
+		return errorResponse(err)
+	}
+	qty, err := ParseUpdate(body)
+	if err != nil {
+		return errorResponse(err)
+	}
+	sctx, cancel := a.storeContext(ctx)
+	item, serr := a.svc.SetQuantity(sctx, petID, qty)
+	cancel()
+	if serr != nil {
+		return a.fail(ctx, "update", serr)
+	}
+	out := getBuf()
+	r := Response{Status: http.StatusOK}
+	r.setBody(out, item.AppendJSON((*out)[:0]))
+	return r
+}
+
+// readBody reads the body into buf, failing with 413 as soon as it is known
+// to be larger than the limit: from Content-Length before reading anything,
+// or after reading one byte past the limit.
+func (a *API) readBody(req Request, buf *[]byte) ([]byte, *Error) {
+	tooLarge := func() *Error {
+		return Errorf(CodePayloadTooLarge, "the request body is larger than the limit of %d bytes", a.maxBody)
+	}
+	if req.ContentLength > a.maxBody {
+		return nil, tooLarge()
+	}
+	if req.Body == nil {
+		return nil, nil
+	}
+	b := (*buf)[:0]
+	limit := int(a.maxBody) + 1
+	for {
+		if len(b) == cap(b) {
+			grow := min(2*cap(b)+512, limit)
+			nb := make([]byte, len(b), max(grow, len(b)+1))
+			copy(nb, b)
+			b = nb
+		}
+		n, err := req.Body.Read(b[len(b):min(cap(b), limit)])
+		b = b[:len(b)+n]
+		if len(b) > int(a.maxBody) {
+			return nil, tooLarge()
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			var mbe *http.MaxBytesError
+			if errors.As(err, &mbe) {
+				return nil, tooLarge()
+			}
+			return nil, Errorf(CodeInvalidJSON, "the request body could not be read completely: %v", err)
+		}
+	}
+	if cap(b) <= maxPooledBuf {
+		*buf = b
+	}
+	return b, nil
+}
+
+// ParsePetID parses the {petId} path segment: a base-10 signed 64-bit
+// integer, as strconv.ParseInt reads it (an optional sign, decimal digits,
+// nothing else). Anything else is an invalid_pet_id error.
+func ParsePetID(s string) (int64, *Error) {
+	id, err := strconv.ParseInt(s, 10, 64)
+	if err == nil {
+		return id, nil
+	}
+	shown := s
+	if len(shown) > 40 {
+		shown = shown[:40] + "…"
+	}
+	if s == "" {
+		return 0, Errorf(CodeInvalidPetID, "the petId path segment is empty; it must be a base-10 64-bit integer")
+	}
+	if errors.Is(err, strconv.ErrRange) {
+		return 0, Errorf(CodeInvalidPetID, "petId %q is outside the 64-bit integer range", shown)
+	}
+	return 0, Errorf(CodeInvalidPetID, "petId %q is not a base-10 64-bit integer", shown)
+}
+
+// checkMediaType accepts an absent Content-Type (read as JSON),
+// application/json and application/merge-patch+json, with any parameters
+// but a charset other than UTF-8 (JSON is UTF-8, RFC 8259).
+func checkMediaType(ct string) *Error {
+	if ct == "" || ct == "application/json" {
+		return nil // the common cases, without parsing
+	}
+	mt, params, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return Errorf(CodeUnsupportedMediaType, "the Content-Type header could not be parsed; send application/json")
+	}
+	if mt != "application/json" && mt != "application/merge-patch+json" {
+		if len(mt) > 64 {
+			mt = mt[:64] + "…"
+		}
+		return Errorf(CodeUnsupportedMediaType, "Content-Type %q is not supported; send application/json", mt)
+	}
+	if cs, ok := params["charset"]; ok && !strings.EqualFold(cs, "utf-8") {
+		if len(cs) > 32 {
+			cs = cs[:32] + "…"
+		}
+		return Errorf(CodeUnsupportedMediaType, "charset %q is not supported; JSON bodies must be UTF-8", cs)
+	}
+	return nil
+}
+
+func (a *API) storeContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if a.storeTimeout > 0 {
+		return context.WithTimeout(ctx, a.storeTimeout)
+	}
+	return ctx, func() {}
+}
+
+// fail turns a store or authenticator error into its response, logging
+// what a person should look at: unexpected errors with detail, outages as
+// warnings.
+func (a *API) fail(ctx context.Context, op string, err error) Response {
+	e, unexpected := asError(err)
+	switch {
+	case unexpected:
+		a.log.ErrorContext(ctx, "inventory: unexpected error", "op", op, "error", err.Error())
+	case e.Code == CodeUnavailable:
+		a.log.WarnContext(ctx, "inventory: store unavailable", "op", op, "error", err.Error())
+	}
+	return errorResponse(e)
+}

@@ -1,0 +1,65 @@
+package inventory
+
+import (
+	"log/slog"
+	"time"
+)
+
+// DefaultMaxBodyBytes is the default limit on an update's request body.
+const DefaultMaxBodyBytes = 16 << 10
+
+// Option configures an API built by New.
+type Option func(*config)
+
+type config struct {
+	keys          []string
+	keysSet       bool
+	authenticator Authenticator
+	maxBodyBytes  int64
+	logger        *slog.Logger
+	storeTimeout  time.Duration
+}
+
+// WithAPIKeys sets the API keys that are valid at once; several keys make
+// rotation possible (add the new key, move clients, remove the old one).
+// Keys are kept only as SHA-256 digests, compared in constant time, and
+// never logged. A key must be non-empty printable ASCII without spaces.
+//
+// There is no default: New fails unless WithAPIKeys or WithAuthenticator is
+// given, so the API is never served open by mistake.
+func WithAPIKeys(keys ...string) Option {
+	return func(c *config) {
+		c.keys = append([]string(nil), keys...)
+		c.keysSet = true
+	}
+}
+
+// WithAuthenticator sets who decides whether a bearer key is valid, for
+// teams whose keys live elsewhere (a secrets service, a database). It
+// replaces WithAPIKeys; giving both is an error. The header is parsed by
+// the API first, so the Authenticator sees only the key itself.
+func WithAuthenticator(a Authenticator) Option {
+	return func(c *config) { c.authenticator = a }
+}
+
+// WithMaxBodyBytes sets the largest update body accepted; a larger one is
+// answered 413 payload_too_large without being read whole. Default
+// DefaultMaxBodyBytes (16 KiB). It must be at least 64.
+func WithMaxBodyBytes(n int64) Option {
+	return func(c *config) { c.maxBodyBytes = n }
+}
+
+// WithLogger sets where unexpected errors (logged with detail, including
+// panics with their stack) and store outages are logged. Default
+// slog.Default(). Keys and Authorization headers are never logged.
+func WithLogger(l *slog.Logger) Option {
+	return func(c *config) { c.logger = l }
+}
+
+// WithStoreTimeout bounds every store call of a request: past d the call is
+// abandoned and the client gets 503 unavailable with Retry-After. Default
+// 0: only the request's own context bounds it. Set it for a network store
+// (the examples use 2s) so that a stalled store cannot hold requests.
+func WithStoreTimeout(d time.Duration) Option {
+	return func(c *config) { c.storeTimeout = d }
+}

@@ -1,0 +1,42 @@
+package inventory
+
+import "context"
+
+// Store holds the inventory entries. Implementations must be safe for
+// concurrent use by many goroutines (and, for shared stores such as Redis,
+// by many processes), and must honour ctx: a call whose context is done
+// returns promptly with an error.
+//
+// Errors: a method returns an error matching ErrNotFound (errors.Is) only
+// where its doc says so; an error matching ErrUnavailable when the store
+// cannot be reached, timed out, or refuses work for now (the API answers
+// 503 with Retry-After); any other error is a bug and is answered with 500.
+// A store never reports a failure as success or as not found.
+//
+// The package storetest checks an implementation against this contract.
+type Store interface {
+	// List returns every entry, ordered by ascending PetID, as one
+	// consistent snapshot: the result is a state the store really held at
+	// one instant, never a mix of two writes. An empty store returns an
+	// empty (non-nil or nil) slice and no error. Its cost in round trips
+	// to a remote store is constant, whatever the number of entries.
+	List(ctx context.Context) ([]Item, error)
+
+	// SetQuantity atomically replaces the quantity of the entry for
+	// petID, leaves its status unchanged, and returns the entry as stored
+	// by this very write. When no entry exists it returns an error
+	// matching ErrNotFound and creates nothing. Concurrent calls for the
+	// same pet are serialised: none is lost, and each returns its own
+	// write. The caller has validated quantity (0..MaxQuantity).
+	SetQuantity(ctx context.Context, petID int64, quantity int) (Item, error)
+
+	// Put creates or replaces the given entries, for seeding and
+	// administration. It is idempotent. The caller has validated the
+	// items (Item.Validate). Put of several items should be atomic where
+	// the backend allows it; the doc of each backend says whether it is.
+	Put(ctx context.Context, items ...Item) error
+
+	// Delete removes the entry for petID. It returns an error matching
+	// ErrNotFound when there is none.
+	Delete(ctx context.Context, petID int64) error
+}

@@ -1,0 +1,112 @@
+package memstore
+
+import (
+	"context"
+	"sort"
+	"sync"
+
+	"github.com/petinventory/petinventory/inventory"
+)
+
+// Store is an inventory.Store held in the memory of one process. The zero
+// value is not usable; call New.
+type Store struct {
+	mu    sync.RWMutex
+	items []inventory.Item // sorted by PetID
+	index map[int64]int    // PetID → position in items
+}
+
+var _ inventory.Store = (*Store)(nil)
+
+// New returns a store holding the given items, which are validated as by
+// inventory.Item.Validate; a pet given twice keeps its last entry.
+func New(items ...inventory.Item) (*Store, error) {
+	s := &Store{index: make(map[int64]int, len(items))}
+	for _, it := range items {
+		if err := it.Validate(); err != nil {
+			return nil, err
+		}
+	}
+	s.put(items)
+	return s, nil
+}
+
+// List returns a copy of every entry by ascending PetID, taken under one
+// read lock: a consistent snapshot.
+func (s *Store) List(ctx context.Context) ([]inventory.Item, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	out := make([]inventory.Item, len(s.items))
+	copy(out, s.items)
+	s.mu.RUnlock()
+	return out, nil
+}
+
+// SetQuantity replaces one pet's quantity under the write lock and returns
+// the entry as it stands after this write.
+func (s *Store) SetQuantity(ctx context.Context, petID int64, quantity int) (inventory.Item, error) {
+	if err := ctx.Err(); err != nil {
+		return inventory.Item{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	i, ok := s.index[petID]
+	if !ok {
+		return inventory.Item{}, inventory.ErrNotFound
+	}
+	s.items[i].Quantity = quantity
+	return s.items[i], nil
+}
+
+// Put creates or replaces entries, all under one lock: atomic.
+func (s *Store) Put(ctx context.Context, items ...inventory.Item) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.put(items)
+	return nil
+}
+
+func (s *Store) put(items []inventory.Item) {
+	added := false
+	for _, it := range items {
+		if i, ok := s.index[it.PetID]; ok {
+			s.items[i] = it
+			continue
+		}
+		s.items = append(s.items, it)
+		s.index[it.PetID] = len(s.items) - 1
+		added = true
+	}
+	if added {
+		sort.Slice(s.items, func(i, j int) bool { return s.items[i].PetID < s.items[j].PetID })
+		s.reindex()
+	}
+}
+
+func (s *Store) reindex() {
+	for i, it := range s.items {
+		s.index[it.PetID] = i
+	}
+}
+
+// Delete removes one entry.
+func (s *Store) Delete(ctx context.Context, petID int64) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	i, ok := s.index[petID]
+	if !ok {
+		return inventory.ErrNotFound
+	}
+	s.items = append(s.items[:i], s.items[i+1:]...)
+	delete(s.index, petID)
+	s.reindex()
+	return nil
+}
