@@ -1,0 +1,3 @@
+module github.com/petinventory/petinventory/conformancetest
+
+go 1.26

@@ -1,0 +1,14 @@
+// Package inventorygin mounts the petinventory API on a Gin router.
+//
+// It is an adapter and nothing more: it hands each request to
+// inventory.API.ServeRoute with the route and petId gin matched, and every
+// rule of the contract (authentication, validation, status codes, headers)
+// is applied there. Mount it on the engine or on a group:
+//
+//	api, err := inventory.New(store, inventory.WithAPIKeys(key))
+//	...
+//	if err := inventorygin.Register(engine.Group("/v1"), api); err != nil { ... }
+//
+// The host's middleware runs before the inventory routes as for any other
+// route, and the engine's settings are left as they are.
+package inventorygin
