@@ -1,0 +1,87 @@
+package inventoryfiber_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/petinventory/petinventory/inventory"
+	memstore "github.com/petinventory/petinventory/storage/memory"
+	inventoryfiber "github.com/petinventory/petinventory/transport/fiber"
+)
+
+func newAPI(t *testing.T, opts ...inventory.Option) *inventory.API {
+	t.Helper()
+	store, err := memstore.New(inventory.Item{PetID: 1, Quantity: 3, Status: inventory.StatusSold})
+	if err != nil {
+		t.Fatal(err)
+	}
+	api, err := inventory.New(store, append([]inventory.Option{inventory.WithAPIKeys("k")}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return api
+}
+
+func TestRegisterRejectsNil(t *testing.T) {
+	if err := inventoryfiber.Register(nil, newAPI(t)); err == nil {
+		t.Error("Register(nil router) returned no error")
+	}
+	if err := inventoryfiber.Register(fiber.New(), nil); err == nil {
+		t.Error("Register(nil api) returned no error")
+	}
+}
+
+// "/inventory/" is the item route with an empty petId under both of
+// fiber's routing modes, as it is on every other transport.
+func TestTrailingSlashIsEmptyPetID(t *testing.T) {
+	for _, strict := range []bool{false, true} {
+		app := fiber.New(fiber.Config{StrictRouting: strict, DisableStartupMessage: true})
+		if err := inventoryfiber.Register(app.Group("/v1"), newAPI(t)); err != nil {
+			t.Fatal(err)
+		}
+		req := httptest.NewRequest(http.MethodPatch, "/v1/inventory/", strings.NewReader(`{"quantity":1}`))
+		req.Header.Set("Authorization", "Bearer k")
+		resp, err := app.Test(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 400 || !strings.Contains(string(body), `"invalid_pet_id"`) {
+			t.Errorf("StrictRouting=%v: PATCH /v1/inventory/ = %d %s, want 400 invalid_pet_id", strict, resp.StatusCode, body)
+		}
+	}
+}
+
+// The Authenticator may keep the key past the request (a cache, say):
+// the adapter must hand it a copy, not fasthttp's reused buffer.
+func TestAuthenticatorKeyOutlivesRequest(t *testing.T) {
+	var kept []string
+	store, _ := memstore.New()
+	api, err := inventory.New(store, inventory.WithAuthenticator(inventory.AuthenticatorFunc(
+		func(_ context.Context, key string) error {
+			kept = append(kept, key)
+			return nil
+		})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	app := fiber.New(fiber.Config{DisableStartupMessage: true})
+	if err := inventoryfiber.Register(app, api); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"first-key", "other-key"} {
+		req := httptest.NewRequest(http.MethodGet, "/inventory", nil)
+		req.Header.Set("Authorization", "Bearer "+k)
+		if _, err := app.Test(req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(kept) != 2 || kept[0] != "first-key" || kept[1] != "other-key" {
+		t.Fatalf("keys kept by the Authenticator = %q, want [first-key other-key]", kept)
+	}
+}

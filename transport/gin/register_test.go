@@ -1,0 +1,45 @@
+package inventorygin_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/gin-gonic/gin"
+	"github.com/petinventory/petinventory/inventory"
+	memstore "github.com/petinventory/petinventory/storage/memory"
+	inventorygin "github.com/petinventory/petinventory/transport/gin"
+)
+
+func newAPI(t *testing.T) *inventory.API {
+	t.Helper()
+	store, err := memstore.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	api, err := inventory.New(store, inventory.WithAPIKeys("k"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return api
+}
+
+func TestRegisterRejectsNil(t *testing.T) {
+	gin.SetMode(gin.ReleaseMode)
+	if err := inventorygin.Register(nil, newAPI(t)); err == nil {
+		t.Error("Register(nil router) returned no error")
+	}
+	if err := inventorygin.Register(gin.New(), nil); err == nil {
+		t.Error("Register(nil api) returned no error")
+	}
+}
+
+// A host that already serves the paths gets an error, not gin's panic.
+func TestRegisterConflictIsAnError(t *testing.T) {
+	gin.SetMode(gin.ReleaseMode)
+	engine := gin.New()
+	engine.GET("/v1/inventory", func(*gin.Context) {})
+	err := inventorygin.Register(engine.Group("/v1"), newAPI(t))
+	if err == nil || !strings.Contains(err.Error(), "gin refused the routes") {
+		t.Fatalf("Register on taken paths: err = %v, want gin's refusal as an error", err)
+	}
+}
