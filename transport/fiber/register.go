@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
@@ -56,19 +57,36 @@ func Register(router fiber.Router, api *inventory.API) (err error) {
 // the Authorization value, which reaches user code (an Authenticator), is
 // cloned.
 func serve(c *fiber.Ctx, api *inventory.API, route inventory.Route, petID string) error {
-	body := c.Request().Body() // raw: no Content-Encoding decoding, as on net/http
+	body, length := requestBody(c)
 	resp := api.Serve(c.UserContext(), inventory.Request{
 		Method:        c.Method(),
 		Route:         route,
 		PetID:         petID,
 		Authorization: strings.Clone(c.Get(fiber.HeaderAuthorization)),
 		ContentType:   c.Get(fiber.HeaderContentType),
-		ContentLength: int64(len(body)),
-		Body:          bytes.NewReader(body),
+		ContentLength: length,
+		Body:          body,
 	})
 	c.Status(resp.Status)
 	resp.VisitHeaders(func(name, value string) { c.Set(name, value) })
 	c.Response().SetBody(resp.Body) // copies
 	resp.Release()
 	return nil
+}
+
+// requestBody returns the raw body (no Content-Encoding decoding, as on
+// net/http) and its declared length. With fiber.Config.StreamRequestBody
+// the body is still on the wire: the API then reads no more than its limit
+// + 1 byte, so a huge body is refused without being buffered. Otherwise
+// fasthttp has already buffered it (up to BodyLimit).
+func requestBody(c *fiber.Ctx) (io.Reader, int64) {
+	if s := c.Context().RequestBodyStream(); s != nil {
+		n := int64(c.Request().Header.ContentLength())
+		if n < 0 {
+			n = -1 // chunked or unknown
+		}
+		return s, n
+	}
+	raw := c.Request().Body()
+	return bytes.NewReader(raw), int64(len(raw))
 }

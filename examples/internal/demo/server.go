@@ -77,8 +77,10 @@ func ServeHTTP(ctx context.Context, log *slog.Logger, ln net.Listener, h http.Ha
 }
 
 // FiberConfig is a fiber.Config with the same production timeouts as
-// ServeHTTP. BodyLimit bounds what fasthttp reads into memory before any
-// handler runs; the inventory applies its own, smaller limit to updates.
+// ServeHTTP. StreamRequestBody hands bodies to handlers as a stream, so the
+// inventory refuses a huge update after reading its own limit + 1 byte
+// instead of fasthttp buffering it; BodyLimit still bounds what fasthttp
+// buffers for routes that read the body whole.
 func FiberConfig() fiber.Config {
 	return fiber.Config{
 		ReadTimeout:           ReadTimeout,
@@ -86,6 +88,7 @@ func FiberConfig() fiber.Config {
 		IdleTimeout:           IdleTimeout,
 		ReadBufferSize:        MaxHeaderBytes,
 		BodyLimit:             1 << 20,
+		StreamRequestBody:     true,
 		DisableStartupMessage: true,
 	}
 }
