@@ -1,0 +1,285 @@
+package hardening
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// apiKey is the key every server under test accepts. It is also searched
+// for in every log the servers write: it must never appear.
+const apiKey = "hardening-test-key-5f0c2a"
+
+var serverBin string // examples/redis, built once by TestMain
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "hardening")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	serverBin = filepath.Join(dir, "inventory-server")
+	build := exec.Command("go", "build", "-o", serverBin, "../../redis")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building examples/redis:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// freePort returns a loopback port that was free a moment ago.
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// redisServer is a redis-server process of the test's own.
+type redisServer struct {
+	t    *testing.T
+	port int
+	dir  string
+	args []string
+	cmd  *exec.Cmd
+}
+
+func startRedis(t *testing.T, extra ...string) *redisServer {
+	t.Helper()
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		t.Skip("redis-server is not installed (apt-get install redis-server); skipping the tests that need a real Redis")
+	}
+	r := &redisServer{t: t, port: freePort(t), dir: t.TempDir(), args: extra}
+	r.start()
+	t.Cleanup(func() { r.kill() })
+	return r
+}
+
+func (r *redisServer) url() string { return fmt.Sprintf("redis://127.0.0.1:%d/0", r.port) }
+
+func (r *redisServer) start() {
+	r.t.Helper()
+	args := append([]string{"--port", strconv.Itoa(r.port), "--bind", "127.0.0.1", "--dir", r.dir,
+		"--save", "", "--daemonize", "no", "--logfile", filepath.Join(r.dir, "redis.log")}, r.args...)
+	r.cmd = exec.Command("redis-server", args...)
+	if err := r.cmd.Start(); err != nil {
+		r.t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if out, _ := exec.Command("redis-cli", "-p", strconv.Itoa(r.port), "ping").Output(); strings.TrimSpace(string(out)) == "PONG" {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	log, _ := os.ReadFile(filepath.Join(r.dir, "redis.log"))
+	r.t.Fatalf("redis-server on port %d did not answer PING; its log:\n%s", r.port, log)
+}
+
+// kill stops redis-server with SIGKILL: no clean shutdown, no last save.
+func (r *redisServer) kill() {
+	if r.cmd != nil && r.cmd.Process != nil {
+		_ = r.cmd.Process.Kill()
+		_ = r.cmd.Wait()
+		r.cmd = nil
+	}
+}
+
+func (r *redisServer) cli(args ...string) string {
+	r.t.Helper()
+	out, err := exec.Command("redis-cli", append([]string{"-p", strconv.Itoa(r.port)}, args...)...).CombinedOutput()
+	if err != nil {
+		r.t.Fatalf("redis-cli %v: %v: %s", args, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// server is a running examples/redis process.
+type server struct {
+	t    *testing.T
+	cmd  *exec.Cmd
+	base string // http://127.0.0.1:port
+	logs *syncBuffer
+	done chan error
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (w *syncBuffer) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
+
+func (w *syncBuffer) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
+}
+
+// startServer runs examples/redis with the given framework on redisURL and
+// waits until /healthz answers. Its logs are checked for the key when the
+// test ends.
+func startServer(t *testing.T, framework, redisURL string, extraEnv ...string) *server {
+	t.Helper()
+	port := freePort(t)
+	s := &server{t: t, base: fmt.Sprintf("http://127.0.0.1:%d", port), logs: &syncBuffer{}, done: make(chan error, 1)}
+	s.cmd = exec.Command(serverBin, "-addr", fmt.Sprintf("127.0.0.1:%d", port), "-framework", framework)
+	s.cmd.Env = append(os.Environ(), "REDIS_URL="+redisURL, "INVENTORY_API_KEYS="+apiKey)
+	s.cmd.Env = append(s.cmd.Env, extraEnv...)
+	s.cmd.Stdout, s.cmd.Stderr = s.logs, s.logs
+	if err := s.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { s.done <- s.cmd.Wait() }()
+	t.Cleanup(func() {
+		s.stop()
+		if strings.Contains(s.logs.String(), apiKey) {
+			t.Errorf("the server's output contains the API key:\n%s", s.logs.String())
+		}
+		if t.Failed() {
+			t.Logf("server output:\n%s", s.logs.String())
+		}
+	})
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if resp, err := http.Get(s.base + "/healthz"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return s
+			}
+		}
+		select {
+		case err := <-s.done:
+			t.Fatalf("the server exited at start: %v\n%s", err, s.logs.String())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	t.Fatalf("the server did not answer /healthz in 20s:\n%s", s.logs.String())
+	return nil
+}
+
+// stop sends SIGTERM and waits for the exit (SIGKILL after 15 s).
+func (s *server) stop() {
+	select {
+	case err := <-s.done: // exited already
+		s.done <- err
+		return
+	default:
+	}
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-s.done:
+	case <-time.After(15 * time.Second):
+		_ = s.cmd.Process.Kill()
+		<-s.done
+	}
+}
+
+// rssKiB is the server's resident memory, from /proc.
+func (s *server) rssKiB() int {
+	s.t.Helper()
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
+	if err != nil {
+		s.t.Fatalf("reading the server's RSS: %v", err)
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if strings.HasPrefix(line, "VmRSS:") {
+			n, _ := strconv.Atoi(strings.Fields(line)[1])
+			return n
+		}
+	}
+	s.t.Fatal("no VmRSS in /proc status")
+	return 0
+}
+
+// reply is one answer, read whole.
+type reply struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func (r reply) code() string {
+	var e struct{ Code string }
+	_ = json.Unmarshal(r.body, &e)
+	return e.Code
+}
+
+// do sends one request with the key and a deadline, and reads the answer
+// whole.
+func do(ctx context.Context, client *http.Client, method, url, body string) (reply, error) {
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, rd)
+	if err != nil {
+		return reply{}, err
+	}
+	req.Header.Set("Authorization", "Bearer "+apiKey)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return reply{}, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return reply{resp.StatusCode, resp.Header, b}, err
+}
+
+// raw sends head (request line and headers, without the final blank line)
+// and then body on a connection of its own, reading the answer while it
+// writes, as curl does: a server that answers 413 and closes before the
+// body is all sent is seen answering, not as a failed write.
+func raw(t *testing.T, addr, head string, body io.Reader) (reply, error) {
+	t.Helper()
+	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		return reply{}, err
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(30 * time.Second))
+	go func() {
+		w := bufio.NewWriterSize(conn, 64<<10)
+		if _, err := io.WriteString(w, head+"\r\n\r\n"); err != nil {
+			return
+		}
+		if body != nil {
+			_, _ = io.Copy(w, body) // fails once the server closes: expected
+		}
+		_ = w.Flush()
+	}()
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		return reply{}, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return reply{resp.StatusCode, resp.Header, b}, err
+}
