@@ -39,7 +39,8 @@ func ParseUpdate(body []byte) (quantity int, err *Error) {
 		qty, unknown  span
 		hasQ, hasUnkn bool
 	)
-	perr := p.object(0, func(key, value span) {
+	// The top-level object is level 1 of maxJSONDepth.
+	perr := p.object(1, func(key, value span) {
 		if key.equalString(p.b, "quantity") {
 			qty, hasQ = value, true
 		} else if !hasUnkn {
