@@ -126,6 +126,13 @@ func asError(err error) (e *Error, unexpected bool) {
 			// a generic one never leaks addresses of the store.
 			return ErrUnavailable, false
 		}
+		if ie.Status == 0 && ie.Code.known() {
+			// &Error{Code: CodeNotFound, Message: ...}, as the Error doc
+			// shows a backend building it, leaves the status to the code.
+			withStatus := *ie
+			withStatus.Status = ie.Code.Status()
+			return &withStatus, false
+		}
 		if !ie.Code.known() || ie.Status != ie.Code.Status() {
 			// A hand-built Error with a status that does not go with its
 			// code is a bug in whoever built it.
