@@ -1,0 +1,291 @@
+package storetest
+
+//lint:file-ignore ST1005 failure messages begin with the name of the Store method they are about (List, Put, Delete).
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"github.com/petinventory/petinventory/inventory"
+)
+
+var statuses = [...]inventory.Status{inventory.StatusAvailable, inventory.StatusPending, inventory.StatusSold}
+
+// sorted returns a copy of items ordered by PetID.
+func sorted(items []inventory.Item) []inventory.Item {
+	out := slices.Clone(items)
+	slices.SortFunc(out, func(a, b inventory.Item) int {
+		switch {
+		case a.PetID < b.PetID:
+			return -1
+		case a.PetID > b.PetID:
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// listEquals lists s and compares the result with want (in that order).
+func listEquals(ctx context.Context, s inventory.Store, want []inventory.Item, when string) error {
+	got, err := s.List(ctx)
+	if err != nil {
+		return fmt.Errorf("%s: List: %w", when, err)
+	}
+	return sameItems(got, want, when)
+}
+
+// sameItems describes the first difference between got and want.
+func sameItems(got, want []inventory.Item, when string) error {
+	for i := 0; i < len(got) || i < len(want); i++ {
+		switch {
+		case i >= len(got):
+			return fmt.Errorf("%s: List returned %d items, want %d; first missing: %+v", when, len(got), len(want), want[i])
+		case i >= len(want):
+			return fmt.Errorf("%s: List returned %d items, want %d; first extra: %+v", when, len(got), len(want), got[i])
+		case got[i] != want[i]:
+			return fmt.Errorf("%s: List item %d is %+v, want %+v", when, i, got[i], want[i])
+		}
+	}
+	return nil
+}
+
+func checkListEmpty(ctx context.Context, s inventory.Store, _ Config, _ logf) error {
+	got, err := s.List(ctx)
+	if err != nil {
+		return fmt.Errorf("List of an empty store: %w", err)
+	}
+	if len(got) != 0 {
+		return fmt.Errorf("List of an empty store returned %d items, want none: %+v", len(got), got)
+	}
+	return nil
+}
+
+// checkListOrder puts ids whose lexical and numeric orders differ, the
+// int64 extremes, and a few hundred random ids, in several calls and out
+// of order; List must return them by ascending numeric petId.
+func checkListOrder(ctx context.Context, s inventory.Store, _ Config, _ logf) error {
+	ids := []int64{math.MaxInt64, -1, 10, 9, 0, math.MinInt64, -10, -9, 100, 1, math.MinInt64 + 1, math.MaxInt64 - 1, -100, 2}
+	var all []inventory.Item
+	for i, id := range ids {
+		q := i * 1000
+		if i == 3 {
+			q = inventory.MaxQuantity
+		}
+		all = append(all, inventory.Item{PetID: id, Quantity: q, Status: statuses[i%3]})
+	}
+	if err := s.Put(ctx, all[:5]...); err != nil {
+		return fmt.Errorf("Put: %w", err)
+	}
+	if err := s.Put(ctx, all[5:]...); err != nil {
+		return fmt.Errorf("Put: %w", err)
+	}
+	if err := listEquals(ctx, s, sorted(all), "after putting ids of both signs and the int64 extremes"); err != nil {
+		return err
+	}
+
+	// A few hundred more, random over the whole int64 range, in one call.
+	rng := rand.New(rand.NewPCG(1, 2))
+	seen := map[int64]bool{}
+	for _, it := range all {
+		seen[it.PetID] = true
+	}
+	var more []inventory.Item
+	for len(more) < 300 {
+		id := int64(rng.Uint64())
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		more = append(more, inventory.Item{PetID: id, Quantity: rng.IntN(inventory.MaxQuantity + 1), Status: statuses[rng.IntN(3)]})
+	}
+	if err := s.Put(ctx, more...); err != nil {
+		return fmt.Errorf("Put of %d items: %w", len(more), err)
+	}
+	return listEquals(ctx, s, sorted(append(all, more...)), "after putting 300 random ids")
+}
+
+func checkPut(ctx context.Context, s inventory.Store, _ Config, _ logf) error {
+	if err := s.Put(ctx); err != nil {
+		return fmt.Errorf("Put of no item: %w (want a no-op)", err)
+	}
+	if err := listEquals(ctx, s, nil, "after Put of no item"); err != nil {
+		return err
+	}
+	a := inventory.Item{PetID: 3, Quantity: 30, Status: inventory.StatusPending}
+	b := inventory.Item{PetID: -4, Quantity: 0, Status: inventory.StatusSold}
+	for i := range 2 {
+		if err := s.Put(ctx, a, b); err != nil {
+			return fmt.Errorf("Put #%d of the same items: %w", i+1, err)
+		}
+		if err := listEquals(ctx, s, []inventory.Item{b, a}, fmt.Sprintf("after Put #%d of the same items (Put must be idempotent)", i+1)); err != nil {
+			return err
+		}
+	}
+	a2 := inventory.Item{PetID: 3, Quantity: 31, Status: inventory.StatusAvailable}
+	if err := s.Put(ctx, a2); err != nil {
+		return fmt.Errorf("Put replacing an entry: %w", err)
+	}
+	return listEquals(ctx, s, []inventory.Item{b, a2}, "after Put replaced an entry (quantity and status must both be replaced, never duplicated)")
+}
+
+func checkSetQuantity(ctx context.Context, s inventory.Store, _ Config, _ logf) error {
+	items := []inventory.Item{
+		{PetID: math.MinInt64, Quantity: 1, Status: inventory.StatusAvailable},
+		{PetID: -5, Quantity: 2, Status: inventory.StatusSold},
+		{PetID: 5, Quantity: 3, Status: inventory.StatusPending},
+		{PetID: 50, Quantity: 4, Status: inventory.StatusAvailable},
+		{PetID: math.MaxInt64, Quantity: 5, Status: inventory.StatusSold},
+	}
+	if err := s.Put(ctx, items...); err != nil {
+		return fmt.Errorf("Put: %w", err)
+	}
+	want := slices.Clone(items)
+	steps := []struct {
+		idx, qty int
+	}{
+		{2, 7}, // pet 5: its status must stay pending
+		{2, 0},
+		{2, 0}, // the same value again
+		{4, inventory.MaxQuantity},
+		{0, 9},
+		{1, 11},
+	}
+	for _, st := range steps {
+		id := want[st.idx].PetID
+		got, err := s.SetQuantity(ctx, id, st.qty)
+		if err != nil {
+			return fmt.Errorf("SetQuantity(%d, %d): %w", id, st.qty, err)
+		}
+		want[st.idx].Quantity = st.qty
+		if got != want[st.idx] {
+			return fmt.Errorf("SetQuantity(%d, %d) returned %+v, want %+v (the stored entry, status unchanged)", id, st.qty, got, want[st.idx])
+		}
+		if err := listEquals(ctx, s, want, fmt.Sprintf("after SetQuantity(%d, %d)", id, st.qty)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func checkSetQuantityNotFound(ctx context.Context, s inventory.Store, _ Config, _ logf) error {
+	notFound := func(id int64, when string) error {
+		_, err := s.SetQuantity(ctx, id, 1)
+		if !errors.Is(err, inventory.ErrNotFound) {
+			return fmt.Errorf("%s: SetQuantity(%d, 1) returned error %v, want one matching inventory.ErrNotFound", when, id, err)
+		}
+		return nil
+	}
+	if err := notFound(42, "empty store"); err != nil {
+		return err
+	}
+	if err := listEquals(ctx, s, nil, "after SetQuantity of a pet with no entry in an empty store (it must create nothing)"); err != nil {
+		return err
+	}
+	entry := inventory.Item{PetID: 42, Quantity: 4, Status: inventory.StatusPending}
+	if err := s.Put(ctx, entry); err != nil {
+		return fmt.Errorf("Put: %w", err)
+	}
+	// Neighbours of an existing id, to catch prefix or sign confusions.
+	for _, id := range []int64{-42, 4, 420, 43, 0, math.MinInt64, math.MaxInt64} {
+		if err := notFound(id, "store holding pet 42"); err != nil {
+			return err
+		}
+	}
+	return listEquals(ctx, s, []inventory.Item{entry}, "after SetQuantity of pets with no entry (it must create nothing)")
+}
+
+func checkDelete(ctx context.Context, s inventory.Store, _ Config, _ logf) error {
+	if err := s.Delete(ctx, 1); !errors.Is(err, inventory.ErrNotFound) {
+		return fmt.Errorf("Delete(1) on an empty store returned %v, want an error matching inventory.ErrNotFound", err)
+	}
+	a := inventory.Item{PetID: -1, Quantity: 1, Status: inventory.StatusAvailable}
+	b := inventory.Item{PetID: 2, Quantity: 2, Status: inventory.StatusSold}
+	c := inventory.Item{PetID: 3, Quantity: 3, Status: inventory.StatusPending}
+	if err := s.Put(ctx, a, b, c); err != nil {
+		return fmt.Errorf("Put: %w", err)
+	}
+	if _, err := s.SetQuantity(ctx, b.PetID, 20); err != nil {
+		return fmt.Errorf("SetQuantity(2, 20): %w", err)
+	}
+	if err := s.Delete(ctx, b.PetID); err != nil {
+		return fmt.Errorf("Delete(2): %w", err)
+	}
+	if err := listEquals(ctx, s, []inventory.Item{a, c}, "after Delete(2)"); err != nil {
+		return err
+	}
+	if err := s.Delete(ctx, b.PetID); !errors.Is(err, inventory.ErrNotFound) {
+		return fmt.Errorf("second Delete(2) returned %v, want an error matching inventory.ErrNotFound", err)
+	}
+	if err := s.Delete(ctx, 99); !errors.Is(err, inventory.ErrNotFound) {
+		return fmt.Errorf("Delete(99) of a pet that never had an entry returned %v, want an error matching inventory.ErrNotFound", err)
+	}
+	if _, err := s.SetQuantity(ctx, b.PetID, 5); !errors.Is(err, inventory.ErrNotFound) {
+		return fmt.Errorf("SetQuantity(2, 5) after Delete(2) returned %v, want an error matching inventory.ErrNotFound", err)
+	}
+	if err := listEquals(ctx, s, []inventory.Item{a, c}, "after SetQuantity of a deleted pet (it must create nothing)"); err != nil {
+		return err
+	}
+	// Put again: the entry is Put's, with nothing left of the deleted one.
+	b2 := inventory.Item{PetID: 2, Quantity: 7, Status: inventory.StatusPending}
+	if err := s.Put(ctx, b2); err != nil {
+		return fmt.Errorf("Put after Delete: %w", err)
+	}
+	return listEquals(ctx, s, []inventory.Item{a, b2, c}, "after Put of a deleted pet")
+}
+
+// checkContextDone calls every method with a context already cancelled,
+// then one past its deadline: each must fail with an error the API answers
+// 503 (one matching the context's error or inventory.ErrUnavailable),
+// never succeed, and write nothing.
+func checkContextDone(ctx context.Context, s inventory.Store, _ Config, _ logf) error {
+	a := inventory.Item{PetID: 1, Quantity: 5, Status: inventory.StatusPending}
+	if err := s.Put(ctx, a); err != nil {
+		return fmt.Errorf("Put: %w", err)
+	}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	expired, cancel2 := context.WithDeadline(ctx, time.Unix(0, 0))
+	defer cancel2()
+	for _, dc := range []struct {
+		name  string
+		ctx   context.Context
+		cause error
+	}{{"cancelled", cancelled, context.Canceled}, {"past its deadline", expired, context.DeadlineExceeded}} {
+		bad := func(op string, err error) error {
+			if err == nil {
+				return fmt.Errorf("%s with a context %s succeeded, want an error", op, dc.name)
+			}
+			if !errors.Is(err, dc.cause) && !errors.Is(err, inventory.ErrUnavailable) {
+				return fmt.Errorf("%s with a context %s returned %v, want an error matching %v or inventory.ErrUnavailable", op, dc.name, err, dc.cause)
+			}
+			return nil
+		}
+		_, err := s.List(dc.ctx)
+		if e := bad("List", err); e != nil {
+			return e
+		}
+		_, err = s.SetQuantity(dc.ctx, a.PetID, 9)
+		if e := bad("SetQuantity", err); e != nil {
+			return e
+		}
+		if _, err := s.SetQuantity(dc.ctx, 2, 9); err == nil {
+			return fmt.Errorf("SetQuantity of a pet with no entry with a context %s succeeded, want an error", dc.name)
+		}
+		if e := bad("Put", s.Put(dc.ctx, inventory.Item{PetID: 3, Quantity: 3, Status: inventory.StatusSold})); e != nil {
+			return e
+		}
+		if e := bad("Delete", s.Delete(dc.ctx, a.PetID)); e != nil {
+			return e
+		}
+		if err := listEquals(ctx, s, []inventory.Item{a}, "after calls with a context "+dc.name+" (they must write nothing)"); err != nil {
+			return err
+		}
+	}
+	return nil
+}

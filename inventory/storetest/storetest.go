@@ -1,0 +1,97 @@
+package storetest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/petinventory/petinventory/inventory"
+)
+
+// Config tunes RunConfig.
+type Config struct {
+	// NewStore returns a fresh store for one subtest: it holds no entry and
+	// shares nothing with the stores of other calls. It may call t.Fatal,
+	// t.Skip and t.Cleanup (to remove what the store wrote). Required.
+	NewStore func(t *testing.T) inventory.Store
+
+	// Writers is how many goroutines update at once in the concurrency
+	// subtests. Default 8, sized for a 2-core machine under -race.
+	Writers int
+
+	// Updates is how many updates each writer makes, to the hot pet and to
+	// its own pet. Default 100.
+	Updates int
+
+	// Timeout bounds each subtest, so that a store that hangs fails the
+	// test instead of stalling it until go test's own timeout. Default 2
+	// minutes.
+	Timeout time.Duration
+}
+
+func (c Config) withDefaults() Config {
+	if c.Writers <= 0 {
+		c.Writers = 8
+	}
+	if c.Updates <= 0 {
+		c.Updates = 100
+	}
+	if c.Timeout <= 0 {
+		c.Timeout = 2 * time.Minute
+	}
+	return c
+}
+
+// Run checks the stores made by newStore against the inventory.Store
+// contract, one subtest per rule, with the default Config. newStore is
+// called once per subtest and must return a fresh, empty store (see
+// Config.NewStore).
+func Run(t *testing.T, newStore func(t *testing.T) inventory.Store) {
+	t.Helper()
+	RunConfig(t, Config{NewStore: newStore})
+}
+
+// RunConfig is Run with sizes and limits of one's choosing, for example
+// more writers against a real server.
+func RunConfig(t *testing.T, c Config) {
+	t.Helper()
+	if c.NewStore == nil {
+		t.Fatal("storetest: Config.NewStore is nil")
+	}
+	c = c.withDefaults()
+	for _, ck := range checks {
+		t.Run(ck.name, func(t *testing.T) {
+			s := c.NewStore(t)
+			if s == nil {
+				t.Fatal("storetest: NewStore returned a nil store")
+			}
+			ctx, cancel := context.WithTimeout(t.Context(), c.Timeout)
+			defer cancel()
+			if err := ck.fn(ctx, s, c, t.Logf); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}
+
+// logf is where a check reports what it measured (not a failure).
+type logf func(format string, args ...any)
+
+// check is one rule of the contract: fn returns an error describing every
+// way s broke it (nil when s kept it).
+type check struct {
+	name string
+	fn   func(ctx context.Context, s inventory.Store, c Config, log logf) error
+}
+
+var checks = []check{
+	{"ListEmpty", checkListEmpty},
+	{"ListOrder", checkListOrder},
+	{"PutReplaceIdempotent", checkPut},
+	{"SetQuantity", checkSetQuantity},
+	{"SetQuantityNotFound", checkSetQuantityNotFound},
+	{"Delete", checkDelete},
+	{"ContextDone", checkContextDone},
+	{"ConcurrentUpdates", checkConcurrentUpdates},
+	{"ConcurrentPutDelete", checkConcurrentPutDelete},
+}
