@@ -147,6 +147,12 @@ func (a *API) authenticate(ctx context.Context, header string) (Response, bool) 
 			return Response{}, true
 		}
 		if !errors.Is(err, ErrUnauthorized) {
+			if e, _ := asError(err); e.Code != CodeUnavailable {
+				// As the Authenticator doc says, anything but unauthorized
+				// or unavailable is a 500: a key lookup's not_found (say)
+				// must not reach an unauthenticated client as a 404.
+				err = fmt.Errorf("the Authenticator failed: %v", err)
+			}
 			return a.fail(ctx, "authenticate", err), false
 		}
 		msg = "the API key in the Authorization header is not valid"
