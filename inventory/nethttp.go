@@ -48,7 +48,9 @@ func (a *API) ServeRoute(w http.ResponseWriter, r *http.Request, route Route, pe
 // WriteResponse copies resp to w, then releases it.
 func WriteResponse(w http.ResponseWriter, resp *Response) {
 	h := w.Header()
-	resp.VisitHeaders(func(name, value string) { h[name] = []string{value} })
+	// Set canonicalises the name ("WWW-Authenticate" is kept as
+	// "Www-Authenticate"), so that middleware reading h.Get finds it.
+	resp.VisitHeaders(h.Set)
 	h["Content-Length"] = []string{itoa(len(resp.Body))}
 	w.WriteHeader(resp.Status)
 	_, _ = w.Write(resp.Body) // a client gone away is nobody's error to report
