@@ -22,7 +22,8 @@ const maxJSONDepth = 64
 // (missing_field); quantity is an integer in range (invalid_field). Member
 // names match exactly: "Quantity" is an unknown member.
 //
-// It never panics and allocates only on the error paths.
+// It never panics, and allocates only on the error paths and for member
+// names written with escapes.
 func ParseUpdate(body []byte) (quantity int, err *Error) {
 	p := jsonParser{b: body}
 	p.space()
