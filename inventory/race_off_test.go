@@ -1,0 +1,5 @@
+//go:build !race
+
+package inventory_test
+
+const raceEnabled = false

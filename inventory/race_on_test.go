@@ -1,0 +1,7 @@
+//go:build race
+
+package inventory_test
+
+// raceEnabled: the race detector changes escape analysis, so allocation
+// counts are checked only without it.
+const raceEnabled = true
