@@ -1,0 +1,345 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/petinventory/petinventory/examples/internal/demo"
+	"github.com/petinventory/petinventory/inventory"
+	memstore "github.com/petinventory/petinventory/storage/memory"
+)
+
+const testKey = "loadgen-test-key"
+
+// seen counts, on the server side, the requests the load generator sent,
+// so that its report can be checked against what really arrived.
+type seen struct {
+	mu      sync.Mutex
+	lists   int
+	updates map[string]int // by path
+}
+
+// apiServer serves the real API (net/http handler over memstore, mounted
+// under /v1 as the docs say) on a real socket. wrap, if not nil, sits in
+// front of the API to make it fail on purpose.
+func apiServer(t *testing.T, items []inventory.Item, wrap func(http.Handler) http.Handler) (*httptest.Server, *seen) {
+	t.Helper()
+	store, err := memstore.New(items...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	api, err := inventory.New(store, inventory.WithAPIKeys(testKey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h http.Handler = api
+	if wrap != nil {
+		h = wrap(api)
+	}
+	s := &seen{updates: map[string]int{}}
+	mux := http.NewServeMux()
+	mux.Handle("/v1/", http.StripPrefix("/v1", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		if r.Method == http.MethodGet {
+			s.lists++
+		} else {
+			s.updates[r.URL.Path]++
+		}
+		s.mu.Unlock()
+		h.ServeHTTP(w, r)
+	})))
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv, s
+}
+
+// opLine reads the "list N  200: N …" line of a report: the total and the
+// count of each status.
+func opLine(t *testing.T, out, op string) (int, map[int]int) {
+	t.Helper()
+	m := regexp.MustCompile(`(?m)^` + op + `\s+(\d+)((?:\s+\d{3}: \d+)*)\s*$`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no %s line in the report:\n%s", op, out)
+	}
+	total, _ := strconv.Atoi(m[1])
+	byStatus := map[int]int{}
+	for _, sm := range regexp.MustCompile(`(\d{3}): (\d+)`).FindAllStringSubmatch(m[2], -1) {
+		code, _ := strconv.Atoi(sm[1])
+		n, _ := strconv.Atoi(sm[2])
+		byStatus[code] = n
+	}
+	return total, byStatus
+}
+
+func TestLoadAgainstRealAPI(t *testing.T) {
+	items := demo.Items()
+	srv, s := apiServer(t, items, nil)
+	var out bytes.Buffer
+	err := run([]string{"-base-url", srv.URL + "/v1/", "-api-key", testKey,
+		"-mix", "list=1,update=3", "-connections", "4", "-duration", "1s"}, &out)
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, out.String())
+	}
+	report := out.String()
+	if want := "; " + strconv.Itoa(len(items)) + " pets)"; !strings.Contains(report, want) {
+		t.Errorf("report does not say the %d discovered pets:\n%s", len(items), report)
+	}
+	lists, listStatus := opLine(t, report, "list")
+	updates, updateStatus := opLine(t, report, "update")
+	if lists == 0 || updates == 0 {
+		t.Fatalf("want both kinds of request, got %d lists and %d updates:\n%s", lists, updates, report)
+	}
+	if listStatus[200] != lists || updateStatus[200] != updates || len(listStatus) != 1 || len(updateStatus) != 1 {
+		t.Errorf("want only 200s, got list %v update %v:\n%s", listStatus, updateStatus, report)
+	}
+	if !strings.Contains(report, "\nerrors       0\n") {
+		t.Errorf("want 0 errors:\n%s", report)
+	}
+	m := regexp.MustCompile(`requests\s+(\d+) answered, (\d+) failed`).FindStringSubmatch(report)
+	if m == nil || m[1] != strconv.Itoa(lists+updates) || m[2] != "0" {
+		t.Errorf("requests line does not add up to %d+%d:\n%s", lists, updates, report)
+	}
+
+	// What the server saw is what the report says, plus the one list that
+	// found the pets; updates went to known pets only.
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.lists != lists+1 {
+		t.Errorf("server saw %d lists, report says %d (+1 to discover pets)", s.lists, lists)
+	}
+	known := map[string]bool{}
+	for _, it := range items {
+		known["/inventory/"+strconv.FormatInt(it.PetID, 10)] = true
+	}
+	total := 0
+	for path, n := range s.updates {
+		if !known[path] {
+			t.Errorf("update sent to %s, not a pet of the inventory", path)
+		}
+		total += n
+	}
+	if total != updates {
+		t.Errorf("server saw %d updates, report says %d", total, updates)
+	}
+
+	lat := regexp.MustCompile(`p50 (\S+)  p99 (\S+)  p99\.9 (\S+)  max (\S+)`).FindStringSubmatch(report)
+	if lat == nil {
+		t.Fatalf("no latency line:\n%s", report)
+	}
+	var prev time.Duration
+	for _, s := range lat[1:] {
+		d, err := time.ParseDuration(s)
+		if err != nil || d <= 0 || d < prev {
+			t.Errorf("latencies %v are not positive and increasing", lat[1:])
+		}
+		prev = d
+	}
+}
+
+func TestPetsFlagSkipsDiscovery(t *testing.T) {
+	srv, s := apiServer(t, demo.Items(), nil)
+	var out bytes.Buffer
+	err := run([]string{"-base-url", srv.URL + "/v1", "-api-key", testKey,
+		"-mix", "update=1", "-pets", "3, 5", "-connections", "2", "-duration", "300ms"}, &out)
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, out.String())
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.lists != 0 {
+		t.Errorf("server saw %d lists; -pets and an update-only mix need none", s.lists)
+	}
+	for path := range s.updates {
+		if path != "/inventory/3" && path != "/inventory/5" {
+			t.Errorf("update sent to %s; -pets was 3,5", path)
+		}
+	}
+	if len(s.updates) == 0 {
+		t.Errorf("no update arrived:\n%s", out.String())
+	}
+}
+
+// With -rate, every slot due before the end is sent, and no other: the
+// count is exact whatever the machine's speed.
+func TestRateSendsTheScheduledRequests(t *testing.T) {
+	srv, s := apiServer(t, demo.Items(), nil)
+	var out bytes.Buffer
+	err := run([]string{"-base-url", srv.URL + "/v1", "-api-key", testKey,
+		"-mix", "list=1,update=0", "-rate", "40", "-connections", "3", "-duration", "500ms"}, &out)
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, out.String())
+	}
+	if lists, _ := opLine(t, out.String(), "list"); lists != 20 {
+		t.Errorf("report says %d lists; 40/s for 0.5s is 20:\n%s", lists, out.String())
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.lists != 20 {
+		t.Errorf("server saw %d lists; want 20", s.lists)
+	}
+}
+
+func TestFailuresExitNonZero(t *testing.T) {
+	// Every 5th update is refused, as an overloaded host would.
+	flaky := func(next http.Handler) http.Handler {
+		var mu sync.Mutex
+		n := 0
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			n++
+			fail := r.Method == http.MethodPatch && n%5 == 0
+			mu.Unlock()
+			if fail {
+				http.Error(w, "overloaded", http.StatusServiceUnavailable)
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+	// The connection is dropped without an answer.
+	hangUp := func(http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			conn, _, err := http.NewResponseController(w).Hijack()
+			if err == nil {
+				conn.Close()
+			}
+		})
+	}
+	listFails := func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodGet {
+				http.Error(w, "boom", http.StatusInternalServerError)
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+	notJSON := func(http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("<html>")) })
+	}
+
+	cases := []struct {
+		name    string
+		items   []inventory.Item
+		wrap    func(http.Handler) http.Handler
+		args    []string
+		errLike string // in the error
+		outLike string // in the report, if one is printed
+	}{
+		{"some 503s", demo.Items(), flaky, []string{"-mix", "update=1"}, "unexpected statuses", "503: "},
+		{"unknown pet", demo.Items(), nil, []string{"-mix", "update=1", "-pets", "999"}, "unexpected statuses", "404: "},
+		{"wrong key", demo.Items(), nil, []string{"-mix", "list=1,update=0", "-api-key", "wrong"}, "unexpected statuses", "401: "},
+		{"dropped connections", demo.Items(), hangUp, []string{"-mix", "update=1", "-pets", "1"}, "transport errors", "EOF"},
+		{"discovery fails", demo.Items(), listFails, []string{"-mix", "update=1"}, "status 500", ""},
+		{"discovery not JSON", demo.Items(), notJSON, []string{"-mix", "update=1"}, "not a JSON array", ""},
+		{"empty inventory", nil, nil, []string{"-mix", "update=1"}, "no pet to update", ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, _ := apiServer(t, tc.items, tc.wrap)
+			args := append([]string{"-base-url", srv.URL + "/v1", "-api-key", testKey,
+				"-connections", "2", "-duration", "300ms"}, tc.args...)
+			var out bytes.Buffer
+			err := run(args, &out)
+			if err == nil || !strings.Contains(err.Error(), tc.errLike) {
+				t.Fatalf("run: error %v, want one containing %q\n%s", err, tc.errLike, out.String())
+			}
+			if !strings.Contains(out.String(), tc.outLike) {
+				t.Errorf("report lacks %q:\n%s", tc.outLike, out.String())
+			}
+		})
+	}
+
+	t.Run("server gone", func(t *testing.T) {
+		srv := httptest.NewServer(http.NotFoundHandler())
+		url := srv.URL
+		srv.Close()
+		var out bytes.Buffer
+		err := run([]string{"-base-url", url + "/v1", "-api-key", testKey, "-mix", "update=1", "-pets", "1",
+			"-connections", "1", "-duration", "100ms"}, &out)
+		if err == nil || !strings.Contains(out.String(), "connection refused") {
+			t.Fatalf("run: error %v, want transport errors (connection refused)\n%s", err, out.String())
+		}
+	})
+}
+
+func TestUsageErrors(t *testing.T) {
+	t.Setenv("INVENTORY_API_KEY", "")
+	ok := []string{"-base-url", "http://127.0.0.1:1/v1", "-api-key", "k"}
+	cases := map[string][]string{
+		"no base URL":        {"-api-key", "k"},
+		"relative base URL":  {"-base-url", "/v1", "-api-key", "k"},
+		"ftp base URL":       {"-base-url", "ftp://h/v1", "-api-key", "k"},
+		"no key":             {"-base-url", "http://127.0.0.1:1/v1"},
+		"unknown op in mix":  append(ok, "-mix", "list=1,delete=2"),
+		"mix without weight": append(ok, "-mix", "list"),
+		"negative weight":    append(ok, "-mix", "list=-1,update=2"),
+		"op twice":           append(ok, "-mix", "list=1,list=2"),
+		"all weights zero":   append(ok, "-mix", "list=0,update=0"),
+		"no connections":     append(ok, "-connections", "0"),
+		"zero duration":      append(ok, "-duration", "0s"),
+		"negative rate":      append(ok, "-rate", "-1"),
+		"infinite rate":      append(ok, "-rate", "+Inf"),
+		"zero timeout":       append(ok, "-timeout", "0s"),
+		"bad pet id":         append(ok, "-pets", "1,two"),
+		"unknown flag":       append(ok, "-workers", "3"),
+		"extra argument":     append(ok, "now"),
+	}
+	for name, args := range cases {
+		t.Run(name, func(t *testing.T) {
+			var out bytes.Buffer
+			err := run(args, &out)
+			if !errors.As(err, new(usageError)) {
+				t.Errorf("run(%q): %v, want a usage error", args, err)
+			}
+		})
+	}
+}
+
+func TestKeyFromEnvironment(t *testing.T) {
+	t.Setenv("INVENTORY_API_KEY", "from-env")
+	c, err := parseFlags([]string{"-base-url", "http://h/v1/"}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.apiKey != "from-env" || c.baseURL != "http://h/v1" || c.weights != [opCount]int{1, 9} {
+		t.Errorf("got key %q, base %q, weights %v", c.apiKey, c.baseURL, c.weights)
+	}
+}
+
+// The exit status is what a script sees: 0, 1 for failed requests, 2 for a
+// usage mistake. The test binary re-runs itself as the command.
+func TestExitStatus(t *testing.T) {
+	if args := os.Getenv("LOADGEN_TEST_MAIN"); args != "" {
+		os.Args = append([]string{"loadgen"}, strings.Split(args, " ")...)
+		main()
+		os.Exit(0)
+	}
+	srv, _ := apiServer(t, demo.Items(), nil)
+	base := "-base-url " + srv.URL + "/v1 -connections 1 -duration 100ms -api-key "
+	for _, tc := range []struct {
+		args string
+		want int
+	}{
+		{base + testKey, 0},
+		{base + "wrong", 1},
+		{base + testKey + " -mix nonsense", 2},
+	} {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestExitStatus$")
+		cmd.Env = append(os.Environ(), "LOADGEN_TEST_MAIN="+tc.args)
+		out, _ := cmd.CombinedOutput()
+		if got := cmd.ProcessState.ExitCode(); got != tc.want {
+			t.Errorf("loadgen %s: exit status %d, want %d\n%s", tc.args, got, tc.want, out)
+		}
+	}
+}
