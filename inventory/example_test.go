@@ -1,0 +1,157 @@
+package inventory_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+
+	"github.com/petinventory/petinventory/inventory"
+	memstore "github.com/petinventory/petinventory/storage/memory"
+)
+
+// call sends one request with an optional bearer key and prints the status
+// and the body.
+func call(method, url, key, body string) {
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		panic(err)
+	}
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		panic(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	fmt.Println(resp.StatusCode, string(b))
+}
+
+// Mount the API under /v1 of a plain net/http server, on the memory store.
+func Example() {
+	store, err := memstore.New(
+		inventory.Item{PetID: 1, Quantity: 3, Status: inventory.StatusAvailable},
+		inventory.Item{PetID: 2, Quantity: 0, Status: inventory.StatusSold},
+	)
+	if err != nil {
+		panic(err)
+	}
+	api, err := inventory.New(store, inventory.WithAPIKeys("demo-key"))
+	if err != nil {
+		panic(err)
+	}
+
+	mux := http.NewServeMux()
+	mux.Handle("/v1/", http.StripPrefix("/v1", api))
+	srv := httptest.NewServer(mux) // in production: http.ListenAndServe(addr, mux)
+	defer srv.Close()
+
+	call("PATCH", srv.URL+"/v1/inventory/1", "demo-key", `{"quantity": 7}`)
+	call("GET", srv.URL+"/v1/inventory", "demo-key", "")
+	call("GET", srv.URL+"/v1/inventory", "", "")
+	// Output:
+	// 200 {"petId":1,"quantity":7,"status":"available"}
+	// 200 [{"petId":1,"quantity":7,"status":"available"},{"petId":2,"quantity":0,"status":"sold"}]
+	// 401 {"code":"unauthorized","message":"missing Authorization header; send 'Authorization: Bearer <API key>'","status":401}
+}
+
+// New refuses to serve the API without a key.
+func ExampleNew() {
+	store, _ := memstore.New()
+	_, err := inventory.New(store)
+	fmt.Println(err)
+
+	_, err = inventory.New(store, inventory.WithAPIKeys("a key with spaces"))
+	fmt.Println(err)
+	// Output:
+	// inventory: New: no API key configured: pass WithAPIKeys or WithAuthenticator (the API is never served without authentication)
+	// inventory: New: WithAPIKeys: API key #1 (of 1) has a space or a non-printable or non-ASCII byte at position 2
+}
+
+// Entries are created through the Go API, never through the HTTP routes:
+// seed them with Service.Put, which validates them first.
+func ExampleService_Put() {
+	store, _ := memstore.New()
+	api, err := inventory.New(store, inventory.WithAPIKeys("demo-key"))
+	if err != nil {
+		panic(err)
+	}
+	svc := api.Service()
+	ctx := context.Background()
+
+	err = svc.Put(ctx,
+		inventory.Item{PetID: 10, Quantity: 4, Status: inventory.StatusPending},
+		inventory.Item{PetID: 7, Quantity: 1, Status: inventory.StatusAvailable},
+	)
+	fmt.Println("seeded:", err)
+	err = svc.Put(ctx, inventory.Item{PetID: 11, Quantity: 1, Status: "lost"})
+	fmt.Println("invalid:", err)
+
+	srv := httptest.NewServer(http.StripPrefix("/v1", api))
+	defer srv.Close()
+	call("GET", srv.URL+"/v1/inventory", "demo-key", "")
+	// Output:
+	// seeded: <nil>
+	// invalid: invalid_field: item 11: status "lost" is not one of available, pending, sold
+	// 200 [{"petId":7,"quantity":1,"status":"available"},{"petId":10,"quantity":4,"status":"pending"}]
+}
+
+// Keys kept elsewhere (a secrets service, a database) are checked by an
+// Authenticator. It returns ErrUnauthorized for a wrong key, an error
+// matching ErrUnavailable when it cannot tell (503), and nil to let the
+// request through. The API parses the header first: the Authenticator sees
+// only the key.
+func ExampleWithAuthenticator() {
+	owners := map[string]string{"key-of-alice": "alice", "key-of-bob": "bob"}
+	auth := inventory.AuthenticatorFunc(func(ctx context.Context, key string) error {
+		if _, known := owners[key]; !known {
+			return inventory.ErrUnauthorized
+		}
+		return nil
+	})
+
+	store, _ := memstore.New(inventory.Item{PetID: 1, Quantity: 3, Status: inventory.StatusAvailable})
+	api, err := inventory.New(store, inventory.WithAuthenticator(auth))
+	if err != nil {
+		panic(err)
+	}
+	srv := httptest.NewServer(http.StripPrefix("/v1", api))
+	defer srv.Close()
+
+	call("GET", srv.URL+"/v1/inventory", "key-of-bob", "")
+	call("GET", srv.URL+"/v1/inventory", "key-of-mallory", "")
+	// Output:
+	// 200 [{"petId":1,"quantity":3,"status":"available"}]
+	// 401 {"code":"unauthorized","message":"the API key in the Authorization header is not valid","status":401}
+}
+
+// ParseUpdate is the strict body parser the PATCH route uses.
+func ExampleParseUpdate() {
+	for _, body := range []string{
+		`{"quantity": 5}`,
+		`{"quantity": 0.5e1}`,
+		`{"quantity": 5.5}`,
+		`{"quantity": 5, "status": "sold"}`,
+		`{"quantity": 5, "quantit\u0079": 6}`,
+	} {
+		q, err := inventory.ParseUpdate([]byte(body))
+		if err != nil {
+			fmt.Println(err.Code)
+			continue
+		}
+		fmt.Println(q)
+	}
+	// Output:
+	// 5
+	// 5
+	// invalid_field
+	// unknown_field
+	// invalid_json
+}
