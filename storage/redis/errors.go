@@ -1,0 +1,75 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"syscall"
+
+	"github.com/petinventory/petinventory/inventory"
+	"github.com/redis/go-redis/v9"
+)
+
+// translate is the one place where errors from go-redis become the
+// library's. op names the Store method for the message.
+//
+//   - redis.Nil (no such field) → inventory.ErrNotFound;
+//   - an *inventory.Error made by this package (corrupt data, invalid
+//     input) → unchanged;
+//   - Redis cannot be reached or answered too late, or refuses work for
+//     now (see unavailable) → an *inventory.Error with code unavailable
+//     wrapping the cause, which the API answers 503 with Retry-After;
+//   - anything else → a plain error wrapping the cause, which the API
+//     answers 500 and logs.
+func translate(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, redis.Nil) {
+		return inventory.ErrNotFound
+	}
+	var ie *inventory.Error
+	if errors.As(err, &ie) {
+		return err
+	}
+	if unavailable(err) {
+		return &inventory.Error{
+			Code:    inventory.CodeUnavailable,
+			Status:  inventory.CodeUnavailable.Status(),
+			Message: "redis " + op + ": Redis cannot be reached, timed out, or refuses work for now",
+			Err:     err,
+		}
+	}
+	return fmt.Errorf("redisstore: %s: %w", op, err)
+}
+
+// unavailable reports whether err says that Redis cannot serve the call
+// now but may soon: the call's deadline passed or it was cancelled, no
+// connection could be had (dial failure, refused, reset, closed, pool
+// timeout), or Redis answered with an error that means "not now": LOADING
+// (restarting), READONLY (a replica, during failover), MASTERDOWN,
+// CLUSTERDOWN, TRYAGAIN (slot migration), or max clients reached.
+//
+// Authentication, permission, out-of-memory and TLS errors are not in the
+// list: they are configuration faults that retrying does not fix, so they
+// are answered 500 and logged as errors.
+func unavailable(err error) bool {
+	switch {
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		return true
+	case errors.Is(err, redis.ErrPoolTimeout), errors.Is(err, redis.ErrPoolExhausted), errors.Is(err, redis.ErrClosed):
+		return true
+	case redis.IsLoadingError(err), redis.IsReadOnlyError(err), redis.IsMasterDownError(err),
+		redis.IsClusterDownError(err), redis.IsTryAgainError(err), redis.IsMaxClientsError(err):
+		return true
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, net.ErrClosed),
+		errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
+		return true
+	}
+	// Dial errors, DNS failures and socket timeouts are net.Errors
+	// (*net.OpError, *net.DNSError, os.ErrDeadlineExceeded).
+	var ne net.Error
+	return errors.As(err, &ne)
+}

@@ -1,0 +1,240 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/petinventory/petinventory/inventory"
+	"github.com/redis/go-redis/v9"
+)
+
+// calls runs every method of the store that talks to Redis, for tests
+// that check how each one reports a failure.
+func calls(s *Store) map[string]func(ctx context.Context) error {
+	return map[string]func(ctx context.Context) error{
+		"List": func(ctx context.Context) error { _, err := s.List(ctx); return err },
+		"SetQuantity": func(ctx context.Context) error {
+			_, err := s.SetQuantity(ctx, 1, 2)
+			return err
+		},
+		"Put":    func(ctx context.Context) error { return s.Put(ctx, inventory.Item{PetID: 1, Quantity: 1, Status: inventory.StatusSold}) },
+		"Delete": func(ctx context.Context) error { return s.Delete(ctx, 1) },
+		"Ping":   func(ctx context.Context) error { return s.Ping(ctx) },
+	}
+}
+
+// TestRedisErrorReplies: a Redis that answers "not now" (LOADING after a
+// restart, READONLY during a failover, …) is unavailable; any other error
+// reply is internal, never not found or success.
+func TestRedisErrorReplies(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		reply       string
+		unavailable bool
+	}{
+		{"LOADING Redis is loading the dataset in memory", true},
+		{"READONLY You can't write against a read only replica.", true},
+		{"MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.", true},
+		{"CLUSTERDOWN The cluster is down", true},
+		{"TRYAGAIN Multiple keys request during rehashing of slot", true},
+		{"ERR max number of clients reached", true},
+		{"NOAUTH Authentication required.", false},
+		{"OOM command not allowed when used memory > 'maxmemory'.", false},
+		{"ERR unknown command", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.reply[:min(len(tc.reply), 12)], func(t *testing.T) {
+			t.Parallel()
+			m, c := miniClient(t)
+			s := newTestStore(t, c, WithMaxRetries(0))
+			if err := s.Put(t.Context(), inventory.Item{PetID: 1, Quantity: 1, Status: inventory.StatusSold}); err != nil {
+				t.Fatal(err) // connects before the replies turn bad
+			}
+			m.SetError(tc.reply)
+			defer m.SetError("")
+			for name, call := range calls(s) {
+				err := call(t.Context())
+				var ie *inventory.Error
+				isOurs := errors.As(err, &ie)
+				switch {
+				case err == nil:
+					t.Errorf("%s succeeded while Redis replies %q", name, tc.reply)
+				case errors.Is(err, inventory.ErrNotFound):
+					t.Errorf("%s = %v: a failure reported as not found", name, err)
+				case tc.unavailable && !errors.Is(err, inventory.ErrUnavailable):
+					t.Errorf("%s = %v, want unavailable", name, err)
+				case !tc.unavailable && isOurs:
+					t.Errorf("%s = %v (code %s), want a plain error, answered 500", name, err, ie.Code)
+				}
+			}
+		})
+	}
+}
+
+// TestUnreachableRedis: New succeeds without Redis; every call against a
+// port where nothing listens fails unavailable, wrapping the dial error.
+func TestUnreachableRedis(t *testing.T) {
+	t.Parallel()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	opts, err := OptionsFromURL("redis://" + addr + "/0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := redis.NewClient(opts)
+	defer c.Close()
+	s, err := New(c)
+	if err != nil {
+		t.Fatalf("New with Redis down = %v, want success", err)
+	}
+	for name, call := range calls(s) {
+		err := call(t.Context())
+		if !errors.Is(err, inventory.ErrUnavailable) || !errors.Is(err, syscall.ECONNREFUSED) {
+			t.Errorf("%s = %v, want unavailable wrapping connection refused", name, err)
+		}
+	}
+}
+
+// TestStalledRedis: a server that accepts connections and never answers.
+// A call with a deadline fails unavailable once the deadline passes.
+func TestStalledRedis(t *testing.T) {
+	t.Parallel()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			conn, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() { _, _ = io.Copy(io.Discard, conn); conn.Close() }()
+		}
+	}()
+	opts, err := OptionsFromURL("redis://" + l.Addr().String() + "/0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := redis.NewClient(opts)
+	defer c.Close()
+	s, err := New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, call := range calls(s) {
+		ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+		err := call(ctx)
+		cancel()
+		if !errors.Is(err, inventory.ErrUnavailable) {
+			t.Errorf("%s = %v, want unavailable", name, err)
+		}
+	}
+}
+
+// TestHangUpRedis: a server that accepts connections and closes them at
+// once, as a Redis that crashes mid-request does.
+func TestHangUpRedis(t *testing.T) {
+	t.Parallel()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			conn, err := l.Accept()
+			if err != nil {
+				return
+			}
+			conn.Close()
+		}
+	}()
+	opts, err := OptionsFromURL("redis://" + l.Addr().String() + "/0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := redis.NewClient(opts)
+	defer c.Close()
+	s, err := New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, call := range calls(s) {
+		if err := call(t.Context()); !errors.Is(err, inventory.ErrUnavailable) {
+			t.Errorf("%s = %v, want unavailable", name, err)
+		}
+	}
+}
+
+func TestClosedClient(t *testing.T) {
+	_, c := miniClient(t)
+	s, err := New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	for name, call := range calls(s) {
+		if err := call(t.Context()); !errors.Is(err, inventory.ErrUnavailable) || !errors.Is(err, redis.ErrClosed) {
+			t.Errorf("%s = %v, want unavailable wrapping redis.ErrClosed", name, err)
+		}
+	}
+}
+
+// TestTranslate covers the error values the tests above cannot provoke
+// with a real server on demand.
+func TestTranslate(t *testing.T) {
+	opErr := func(err error) error { return &net.OpError{Op: "read", Net: "tcp", Err: err} }
+	unavailableErrs := []error{
+		context.DeadlineExceeded,
+		context.Canceled,
+		fmt.Errorf("wrapped: %w", context.DeadlineExceeded),
+		redis.ErrPoolTimeout,
+		redis.ErrPoolExhausted,
+		io.EOF,
+		io.ErrUnexpectedEOF,
+		net.ErrClosed,
+		opErr(syscall.ECONNRESET),
+		opErr(syscall.EPIPE),
+		opErr(os.ErrDeadlineExceeded),
+		&net.DNSError{Err: "no such host", Name: "redis.invalid", IsNotFound: true},
+	}
+	for _, cause := range unavailableErrs {
+		err := translate("op", cause)
+		if !errors.Is(err, inventory.ErrUnavailable) || !errors.Is(err, cause) {
+			t.Errorf("translate(%v) = %v, want unavailable wrapping the cause", cause, err)
+		}
+		var ie *inventory.Error
+		if errors.As(err, &ie) && ie.Status != 503 {
+			t.Errorf("translate(%v).Status = %d, want 503", cause, ie.Status)
+		}
+	}
+	if err := translate("op", redis.Nil); err != inventory.ErrNotFound {
+		t.Errorf("translate(redis.Nil) = %v, want inventory.ErrNotFound", err)
+	}
+	if err := translate("op", nil); err != nil {
+		t.Errorf("translate(nil) = %v", err)
+	}
+	ours := inventory.Errorf(inventory.CodeInternal, "corrupt")
+	if err := translate("op", ours); err != ours {
+		t.Errorf("translate(an *inventory.Error) = %v, want it unchanged", err)
+	}
+	plain := errors.New("something else")
+	err := translate("list", plain)
+	var ie *inventory.Error
+	if errors.As(err, &ie) || !errors.Is(err, plain) {
+		t.Errorf("translate(%v) = %v, want a plain error wrapping it", plain, err)
+	}
+}

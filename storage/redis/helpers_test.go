@@ -1,0 +1,113 @@
+package redisstore
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+)
+
+const enableRealRedis = "REDIS_URL=redis://127.0.0.1:6379/0 go test ./..."
+
+// miniClient starts an in-process miniredis for the test and returns a
+// client on it, with the store's timeouts.
+func miniClient(t *testing.T) (*miniredis.Miniredis, *redis.Client) {
+	t.Helper()
+	m := miniredis.RunT(t)
+	opts, err := OptionsFromURL("redis://" + m.Addr() + "/0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := redis.NewClient(opts)
+	t.Cleanup(func() { _ = c.Close() })
+	return m, c
+}
+
+// realClient returns a client on the redis-server at REDIS_URL, or skips
+// the test when REDIS_URL is unset. A REDIS_URL that does not answer is a
+// failure, not a skip: whoever set it meant these tests to run.
+func realClient(t *testing.T) *redis.Client {
+	t.Helper()
+	url := os.Getenv("REDIS_URL")
+	if url == "" {
+		t.Skipf("REDIS_URL is not set, so the tests against a real redis-server are skipped; `%s` enables them", enableRealRedis)
+	}
+	opts, err := OptionsFromURL(url)
+	if err != nil {
+		t.Fatalf("REDIS_URL: %v", err)
+	}
+	c := redis.NewClient(opts)
+	t.Cleanup(func() { _ = c.Close() })
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	if err := c.Ping(ctx).Err(); err != nil {
+		t.Fatalf("REDIS_URL is set but Redis does not answer PING: %v", err)
+	}
+	return c
+}
+
+// backends runs fn against miniredis, and against the real redis-server
+// when REDIS_URL is set.
+func backends(t *testing.T, fn func(t *testing.T, c *redis.Client)) {
+	t.Run("miniredis", func(t *testing.T) {
+		_, c := miniClient(t)
+		fn(t, c)
+	})
+	t.Run("redis-server", func(t *testing.T) {
+		fn(t, realClient(t))
+	})
+}
+
+// uniquePrefix returns a key prefix no other test (or test run sharing the
+// same Redis) uses.
+func uniquePrefix(t *testing.T) string {
+	t.Helper()
+	b := make([]byte, 8)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	return "test-inventory-" + hex.EncodeToString(b)
+}
+
+// newTestStore returns a store over c under a fresh prefix, and deletes
+// that prefix's keys, and only those, when the test ends.
+func newTestStore(t *testing.T, c redis.UniversalClient, opts ...Option) *Store {
+	t.Helper()
+	s, err := New(c, append([]Option{WithKeyPrefix(uniquePrefix(t))}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { deletePrefix(t, c, s.KeyPrefix()) })
+	return s
+}
+
+// deletePrefix deletes every key of one prefix: SCAN with a MATCH on the
+// prefix's hash tag (never KEYS or FLUSHDB, so a shared Redis is safe).
+func deletePrefix(t *testing.T, c redis.UniversalClient, prefix string) {
+	t.Helper()
+	// t.Context is already cancelled when cleanups run.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var cursor uint64
+	for {
+		keys, next, err := c.Scan(ctx, cursor, "{"+prefix+"}:*", 1000).Result()
+		if err != nil {
+			t.Logf("cleaning up prefix %q: %v", prefix, err)
+			return
+		}
+		if len(keys) > 0 {
+			if err := c.Del(ctx, keys...).Err(); err != nil {
+				t.Logf("cleaning up prefix %q: %v", prefix, err)
+				return
+			}
+		}
+		if cursor = next; cursor == 0 {
+			return
+		}
+	}
+}

@@ -1,0 +1,334 @@
+package redisstore
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/petinventory/petinventory/inventory"
+	"github.com/petinventory/petinventory/inventory/storetest"
+	"github.com/redis/go-redis/v9"
+)
+
+func TestStoreConformanceMiniredis(t *testing.T) {
+	_, c := miniClient(t)
+	storetest.Run(t, func(t *testing.T) inventory.Store { return newTestStore(t, c) })
+}
+
+// TestStoreConformanceRedis runs the suite against a real redis-server,
+// with the concurrency subtests at 32 writers × 200 updates: one hot pet
+// and one pet per writer, while another goroutine lists. Every update must
+// succeed (none may fail for running out of retries) and return its own
+// write; the number of WATCH aborts is logged.
+func TestStoreConformanceRedis(t *testing.T) {
+	c := realClient(t)
+	storetest.RunConfig(t, storetest.Config{
+		Writers: 32,
+		Updates: 200,
+		NewStore: func(t *testing.T) inventory.Store {
+			s := newTestStore(t, c)
+			t.Cleanup(func() {
+				st := s.Stats()
+				t.Logf("WATCH aborts: %d, updates that ran out of retries: %d", st.WatchAborts, st.RetriesExhausted)
+				if st.RetriesExhausted != 0 {
+					t.Errorf("%d updates ran out of retries; none should", st.RetriesExhausted)
+				}
+			})
+			return s
+		},
+	})
+}
+
+// TestKeyLayout pins the layout doc.go describes, since other replicas
+// (and other versions of this package) read the same keys.
+func TestKeyLayout(t *testing.T) {
+	backends(t, func(t *testing.T, c *redis.Client) {
+		ctx := t.Context()
+		s := newTestStore(t, c)
+		tag := "{" + s.KeyPrefix() + "}:"
+		if err := s.Put(ctx, inventory.Item{PetID: -5, Quantity: 3, Status: inventory.StatusPending}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.SetQuantity(ctx, -5, 4); err != nil {
+			t.Fatal(err)
+		}
+		if got := c.HGetAll(ctx, tag+"status").Val(); len(got) != 1 || got["-5"] != "pending" {
+			t.Errorf("%sstatus = %v, want map[-5:pending]", tag, got)
+		}
+		if got := c.HGetAll(ctx, tag+"qty").Val(); len(got) != 1 || got["-5"] != "4" {
+			t.Errorf("%sqty = %v, want map[-5:4]", tag, got)
+		}
+		if got := c.Get(ctx, tag+"guard:-5").Val(); got != "1" {
+			t.Errorf("%sguard:-5 = %q, want \"1\"", tag, got)
+		}
+		if err := s.Delete(ctx, -5); err != nil {
+			t.Fatal(err)
+		}
+		if n := c.Exists(ctx, tag+"status", tag+"qty", tag+"guard:-5").Val(); n != 0 {
+			t.Errorf("%d of the store's keys remain after its only entry was deleted, want 0", n)
+		}
+	})
+}
+
+// TestPrefixesAreSeparate: two stores on one Redis under different
+// prefixes never see each other's entries.
+func TestPrefixesAreSeparate(t *testing.T) {
+	_, c := miniClient(t)
+	ctx := t.Context()
+	a, b := newTestStore(t, c), newTestStore(t, c)
+	if err := a.Put(ctx, inventory.Item{PetID: 1, Quantity: 1, Status: inventory.StatusSold}); err != nil {
+		t.Fatal(err)
+	}
+	if items, err := b.List(ctx); err != nil || len(items) != 0 {
+		t.Fatalf("other prefix List = %v, %v; want empty", items, err)
+	}
+	if _, err := b.SetQuantity(ctx, 1, 2); !errors.Is(err, inventory.ErrNotFound) {
+		t.Fatalf("other prefix SetQuantity = %v, want not found", err)
+	}
+}
+
+// TestSetQuantityRetriesAfterConcurrentPut changes the entry between WATCH
+// and EXEC once: the first EXEC is aborted, the retry succeeds, and the
+// item returned carries the status the Put set, as stored.
+func TestSetQuantityRetriesAfterConcurrentPut(t *testing.T) {
+	backends(t, func(t *testing.T, c *redis.Client) {
+		ctx := t.Context()
+		s := newTestStore(t, c)
+		other, err := New(c, WithKeyPrefix(s.KeyPrefix())) // another replica
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Put(ctx, inventory.Item{PetID: 9, Quantity: 1, Status: inventory.StatusAvailable}); err != nil {
+			t.Fatal(err)
+		}
+		calls := 0
+		s.beforeExec = func(int64) {
+			calls++
+			if calls == 1 {
+				if err := other.Put(ctx, inventory.Item{PetID: 9, Quantity: 50, Status: inventory.StatusSold}); err != nil {
+					t.Error(err)
+				}
+			}
+		}
+		got, err := s.SetQuantity(ctx, 9, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := inventory.Item{PetID: 9, Quantity: 2, Status: inventory.StatusSold}
+		if got != want {
+			t.Fatalf("SetQuantity = %+v, want %+v", got, want)
+		}
+		if items, err := s.List(ctx); err != nil || len(items) != 1 || items[0] != want {
+			t.Fatalf("List = %+v, %v; want [%+v]", items, err, want)
+		}
+		if st := s.Stats(); st.WatchAborts != 1 || st.RetriesExhausted != 0 || calls != 2 {
+			t.Fatalf("Stats = %+v after %d attempts; want 1 abort, 0 exhausted, 2 attempts", st, calls)
+		}
+	})
+}
+
+// TestSetQuantityRetriesExhausted: an entry changed before every EXEC
+// makes the update give up after WithMaxRetries retries, as unavailable,
+// having written nothing.
+func TestSetQuantityRetriesExhausted(t *testing.T) {
+	backends(t, func(t *testing.T, c *redis.Client) {
+		ctx := t.Context()
+		s := newTestStore(t, c, WithMaxRetries(2))
+		other, err := New(c, WithKeyPrefix(s.KeyPrefix()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		put := inventory.Item{PetID: 9, Quantity: 1, Status: inventory.StatusAvailable}
+		if err := s.Put(ctx, put); err != nil {
+			t.Fatal(err)
+		}
+		s.beforeExec = func(int64) {
+			if err := other.Put(ctx, put); err != nil { // the same values: a write all the same
+				t.Error(err)
+			}
+		}
+		_, err = s.SetQuantity(ctx, 9, 2)
+		if !errors.Is(err, inventory.ErrUnavailable) || !errors.Is(err, redis.TxFailedErr) {
+			t.Fatalf("SetQuantity = %v, want unavailable wrapping redis.TxFailedErr", err)
+		}
+		if st := s.Stats(); st.WatchAborts != 3 || st.RetriesExhausted != 1 {
+			t.Fatalf("Stats = %+v; want 3 aborts (1 attempt + 2 retries) and 1 exhausted", st)
+		}
+		if items, err := s.List(ctx); err != nil || len(items) != 1 || items[0] != put {
+			t.Fatalf("List = %+v, %v; want [%+v]: the failed update must write nothing", items, err, put)
+		}
+	})
+}
+
+// TestSetQuantityEntryDeletedDuringTransaction: the retry finds no entry
+// and reports not found, creating nothing.
+func TestSetQuantityEntryDeletedDuringTransaction(t *testing.T) {
+	backends(t, func(t *testing.T, c *redis.Client) {
+		ctx := t.Context()
+		s := newTestStore(t, c)
+		other, err := New(c, WithKeyPrefix(s.KeyPrefix()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Put(ctx, inventory.Item{PetID: 9, Quantity: 1, Status: inventory.StatusAvailable}); err != nil {
+			t.Fatal(err)
+		}
+		s.beforeExec = func(int64) {
+			if err := other.Delete(ctx, 9); err != nil {
+				t.Error(err)
+			}
+		}
+		if _, err := s.SetQuantity(ctx, 9, 2); !errors.Is(err, inventory.ErrNotFound) {
+			t.Fatalf("SetQuantity = %v, want not found", err)
+		}
+		tag := "{" + s.KeyPrefix() + "}:"
+		if n := c.Exists(ctx, tag+"status", tag+"qty", tag+"guard:9").Val(); n != 0 {
+			t.Fatalf("%d keys exist after the update of a deleted pet, want 0: it must create nothing", n)
+		}
+	})
+}
+
+func TestInvalidInputWritesNothing(t *testing.T) {
+	_, c := miniClient(t)
+	ctx := t.Context()
+	s := newTestStore(t, c)
+	good := inventory.Item{PetID: 1, Quantity: 1, Status: inventory.StatusSold}
+	for _, bad := range []inventory.Item{
+		{PetID: 2, Quantity: -1, Status: inventory.StatusSold},
+		{PetID: 2, Quantity: inventory.MaxQuantity + 1, Status: inventory.StatusSold},
+		{PetID: 2, Quantity: 1, Status: "lost"},
+	} {
+		err := s.Put(ctx, good, bad)
+		if !errors.Is(err, &inventory.Error{Code: inventory.CodeInvalidField}) {
+			t.Errorf("Put(%+v) = %v, want invalid_field", bad, err)
+		}
+	}
+	if items, err := s.List(ctx); err != nil || len(items) != 0 {
+		t.Fatalf("List = %+v, %v; want nothing written by a Put with an invalid item", items, err)
+	}
+	if err := s.Put(ctx, good); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []int{-1, inventory.MaxQuantity + 1} {
+		if _, err := s.SetQuantity(ctx, 1, q); !errors.Is(err, &inventory.Error{Code: inventory.CodeInvalidField}) {
+			t.Errorf("SetQuantity(1, %d) = %v, want invalid_field", q, err)
+		}
+	}
+	if items, err := s.List(ctx); err != nil || len(items) != 1 || items[0] != good {
+		t.Fatalf("List = %+v, %v; want [%+v]", items, err, good)
+	}
+}
+
+// TestCorruptData: values the store never writes make calls fail with an
+// internal error that names the key and field, never a panic or an item.
+func TestCorruptData(t *testing.T) {
+	cases := []struct {
+		name         string
+		status, qty  map[string]string
+		field        string // named in the message
+		setQtyFails  bool   // SetQuantity(5) reads the status too
+		listContains string
+	}{
+		{name: "UnknownStatus", status: map[string]string{"5": "lost"}, qty: map[string]string{"5": "1"}, field: "5", setQtyFails: true, listContains: "status"},
+		{name: "EmptyStatus", status: map[string]string{"5": ""}, qty: map[string]string{"5": "1"}, field: "5", setQtyFails: true, listContains: "status"},
+		{name: "QuantityNotInteger", status: map[string]string{"5": "sold"}, qty: map[string]string{"5": "abc"}, field: "5", listContains: "qty"},
+		{name: "QuantityNegative", status: map[string]string{"5": "sold"}, qty: map[string]string{"5": "-1"}, field: "5", listContains: "qty"},
+		{name: "QuantityTooLarge", status: map[string]string{"5": "sold"}, qty: map[string]string{"5": "2147483648"}, field: "5", listContains: "qty"},
+		{name: "QuantityMissing", status: map[string]string{"5": "sold"}, qty: map[string]string{"6": "1"}, field: "5", listContains: "no field"},
+		{name: "PetIDNotInteger", status: map[string]string{"five": "sold"}, qty: map[string]string{"five": "1"}, field: "five", listContains: "pet id"},
+		{name: "PetIDNotCanonical", status: map[string]string{"05": "sold"}, qty: map[string]string{"05": "1"}, field: "05", listContains: "pet id"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, c := miniClient(t)
+			ctx := t.Context()
+			s := newTestStore(t, c)
+			for f, v := range tc.status {
+				c.HSet(ctx, s.statusKey, f, v)
+			}
+			for f, v := range tc.qty {
+				c.HSet(ctx, s.qtyKey, f, v)
+			}
+			items, err := s.List(ctx)
+			assertCorrupt(t, "List", err, s, tc.field, tc.listContains)
+			if items != nil {
+				t.Errorf("List returned items %+v along with its error", items)
+			}
+			_, err = s.SetQuantity(ctx, 5, 1)
+			if tc.setQtyFails {
+				assertCorrupt(t, "SetQuantity", err, s, tc.field, "status")
+				if v := c.HGet(ctx, s.qtyKey, "5").Val(); v != tc.qty["5"] {
+					t.Errorf("SetQuantity wrote quantity %q over a corrupt entry", v)
+				}
+			}
+		})
+	}
+	t.Run("WrongType", func(t *testing.T) {
+		_, c := miniClient(t)
+		ctx := t.Context()
+		s := newTestStore(t, c)
+		c.Set(ctx, s.statusKey, "not a hash", 0)
+		_, err := s.List(ctx)
+		var ie *inventory.Error
+		if err == nil || errors.As(err, &ie) {
+			t.Fatalf("List over a key of the wrong type = %v, want a plain error (answered 500)", err)
+		}
+		if !strings.Contains(err.Error(), "WRONGTYPE") {
+			t.Errorf("error %q does not carry Redis's reply", err)
+		}
+	})
+}
+
+func assertCorrupt(t *testing.T, op string, err error, s *Store, field, contains string) {
+	t.Helper()
+	var ie *inventory.Error
+	if !errors.As(err, &ie) || ie.Code != inventory.CodeInternal {
+		t.Fatalf("%s = %v, want an internal *inventory.Error", op, err)
+	}
+	msg := err.Error()
+	if !strings.Contains(msg, `"`+field+`"`) || !strings.Contains(msg, contains) || !strings.Contains(msg, s.KeyPrefix()) {
+		t.Errorf("%s error %q does not name the key (prefix %s), the field %q and %q", op, msg, s.KeyPrefix(), field, contains)
+	}
+}
+
+func TestNew(t *testing.T) {
+	var nilClient *redis.Client
+	var nilCluster *redis.ClusterClient
+	for name, c := range map[string]redis.UniversalClient{"nil": nil, "nil *Client": nilClient, "nil *ClusterClient": nilCluster} {
+		if s, err := New(c); s != nil || err == nil {
+			t.Errorf("New(%s) = %v, %v; want an error", name, s, err)
+		}
+	}
+	_, c := miniClient(t)
+	for _, p := range []string{"", "a b", "{x}", "x}", "é", "a*", strings.Repeat("a", 101)} {
+		if s, err := New(c, WithKeyPrefix(p)); s != nil || err == nil || !strings.Contains(err.Error(), "WithKeyPrefix") {
+			t.Errorf("New(WithKeyPrefix(%q)) = %v, %v; want an error naming the option", p, s, err)
+		}
+	}
+	for _, n := range []int{-1, 1001} {
+		if s, err := New(c, WithMaxRetries(n)); s != nil || err == nil || !strings.Contains(err.Error(), "WithMaxRetries") {
+			t.Errorf("New(WithMaxRetries(%d)) = %v, %v; want an error naming the option", n, s, err)
+		}
+	}
+	s, err := New(c)
+	if err != nil || s.KeyPrefix() != DefaultKeyPrefix || s.maxRetries != DefaultMaxRetries {
+		t.Fatalf("New(c) = %+v, %v; want the defaults", s, err)
+	}
+	s, err = New(c, WithKeyPrefix("app-1/inv.v2:x_y"), WithMaxRetries(0))
+	if err != nil || s.statusKey != "{app-1/inv.v2:x_y}:status" || s.maxRetries != 0 {
+		t.Fatalf("New with options = %+v, %v", s, err)
+	}
+}
+
+// TestBackoff: the pause grows and stays within 64 ms whatever the attempt.
+func TestBackoff(t *testing.T) {
+	for attempt := range 20 {
+		hi := min(1<<attempt, 64)
+		for range 50 {
+			d := backoff(attempt)
+			if d.Microseconds() < int64(hi)*500 || d.Microseconds() > int64(hi)*1000 {
+				t.Fatalf("backoff(%d) = %v, want within [%dms/2, %dms]", attempt, d, hi, hi)
+			}
+		}
+	}
+}
