@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"mime"
 	"net/http"
 	"runtime/debug"
@@ -230,7 +231,8 @@ func (a *API) readBody(req Request, buf *[]byte) ([]byte, *Error) {
 		return nil, nil
 	}
 	b := (*buf)[:0]
-	limit := int(a.maxBody) + 1
+	// min: a limit meant as "none" (math.MaxInt64) must not overflow.
+	limit := int(min(a.maxBody, math.MaxInt-1)) + 1
 	for {
 		if len(b) == cap(b) {
 			grow := min(2*cap(b)+512, limit)
@@ -240,7 +242,7 @@ func (a *API) readBody(req Request, buf *[]byte) ([]byte, *Error) {
 		}
 		n, err := req.Body.Read(b[len(b):min(cap(b), limit)])
 		b = b[:len(b)+n]
-		if len(b) > int(a.maxBody) {
+		if int64(len(b)) > a.maxBody {
 			return nil, tooLarge()
 		}
 		if err == io.EOF {
