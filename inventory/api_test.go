@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -82,7 +83,8 @@ const testKey = "test-key-Q7x9"
 
 func newAPI(t *testing.T, store inventory.Store, opts ...inventory.Option) *inventory.API {
 	t.Helper()
-	api, err := inventory.New(store, append([]inventory.Option{inventory.WithAPIKeys(testKey)}, opts...)...)
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil)) // tests that read logs pass their own
+	api, err := inventory.New(store, append([]inventory.Option{inventory.WithAPIKeys(testKey), inventory.WithLogger(quiet)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -633,6 +635,19 @@ func TestServeHTTPHeadersAreCanonical(t *testing.T) {
 		for name := range rec.Header() {
 			if name != http.CanonicalHeaderKey(name) {
 				t.Errorf("header %q is not in canonical form", name)
+			}
+		}
+	}
+}
+
+// A limit too large to matter ("no limit") still reads bodies.
+func TestHugeBodyLimit(t *testing.T) {
+	for _, limit := range []int64{math.MaxInt64, math.MaxInt64 - 1, math.MaxInt32, 1 << 40} {
+		api := newAPI(t, newStore(t), inventory.WithMaxBodyBytes(limit))
+		for _, cl := range []int64{-1, 15} {
+			status, _, body := serve(api, inventory.Request{Method: http.MethodPatch, Route: inventory.RouteItem, PetID: "1", ContentLength: cl, Body: strings.NewReader(`{"quantity":12}`)})
+			if status != 200 {
+				t.Errorf("WithMaxBodyBytes(%d), Content-Length %d: %d %s", limit, cl, status, body)
 			}
 		}
 	}
