@@ -1,0 +1,109 @@
+package inventory_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/petinventory/petinventory/inventory"
+	memstore "github.com/petinventory/petinventory/storage/memory"
+)
+
+func TestItemValidate(t *testing.T) {
+	valid := []inventory.Item{
+		{PetID: 1, Quantity: 0, Status: inventory.StatusAvailable},
+		{PetID: -1 << 63, Quantity: inventory.MaxQuantity, Status: inventory.StatusPending},
+		{PetID: 1<<63 - 1, Quantity: 1, Status: inventory.StatusSold},
+	}
+	for _, it := range valid {
+		if err := it.Validate(); err != nil {
+			t.Errorf("%+v: %v", it, err)
+		}
+	}
+	invalid := map[string]inventory.Item{
+		"is outside":           {PetID: 1, Quantity: -1, Status: inventory.StatusSold},
+		`status "Sold"`:        {PetID: 1, Quantity: 1, Status: "Sold"},
+		`status ""`:            {PetID: 1, Quantity: 1},
+		`status "available "`:  {PetID: 1, Quantity: 1, Status: "available "},
+		"item 9: quantity -5 ": {PetID: 9, Quantity: -5, Status: "lost"},
+	}
+	for want, it := range invalid {
+		err := it.Validate()
+		var e *inventory.Error
+		if !errors.As(err, &e) || e.Code != inventory.CodeInvalidField || !strings.Contains(e.Message, want) {
+			t.Errorf("%+v: %v; want invalid_field naming %q", it, err, want)
+		}
+	}
+}
+
+func TestService(t *testing.T) {
+	ctx := context.Background()
+	if _, err := inventory.NewService(nil); err == nil {
+		t.Error("NewService(nil) succeeded")
+	}
+	ms, _ := memstore.New()
+	svc, err := inventory.NewService(ms)
+	if err != nil {
+		t.Fatal(err)
+	}
+	items, err := svc.List(ctx)
+	if err != nil || items == nil || len(items) != 0 {
+		t.Errorf("List of an empty store = %#v, %v; want an empty non-nil slice", items, err)
+	}
+	if err := svc.Put(ctx); err != nil {
+		t.Errorf("Put of nothing: %v", err)
+	}
+	a := inventory.Item{PetID: 5, Quantity: 2, Status: inventory.StatusAvailable}
+	b := inventory.Item{PetID: 3, Quantity: 9, Status: inventory.StatusSold}
+	if err := svc.Put(ctx, a, b); err != nil {
+		t.Fatal(err)
+	}
+	// Nothing is written when any item is invalid or repeated.
+	for name, batch := range map[string][]inventory.Item{
+		"invalid status": {{PetID: 6, Quantity: 1, Status: inventory.StatusSold}, {PetID: 7, Quantity: 1, Status: "gone"}},
+		"negative":       {{PetID: 6, Quantity: 1, Status: inventory.StatusSold}, {PetID: 5, Quantity: -1, Status: inventory.StatusSold}},
+		"repeated":       {{PetID: 6, Quantity: 1, Status: inventory.StatusSold}, {PetID: 6, Quantity: 2, Status: inventory.StatusSold}},
+	} {
+		err := svc.Put(ctx, batch...)
+		if !errors.Is(err, inventory.Errorf(inventory.CodeInvalidField, "")) {
+			t.Errorf("%s: Put = %v; want invalid_field", name, err)
+		}
+	}
+	items, _ = svc.List(ctx)
+	if len(items) != 2 || items[0] != b || items[1] != a {
+		t.Errorf("after rejected Puts: %+v", items)
+	}
+	for _, q := range []int{-1, inventory.MaxQuantity + 1} {
+		if _, err := svc.SetQuantity(ctx, 5, q); !errors.Is(err, inventory.Errorf(inventory.CodeInvalidField, "")) {
+			t.Errorf("SetQuantity(%d) = %v; want invalid_field", q, err)
+		}
+	}
+	got, err := svc.SetQuantity(ctx, 5, inventory.MaxQuantity)
+	if err != nil || got != (inventory.Item{PetID: 5, Quantity: inventory.MaxQuantity, Status: inventory.StatusAvailable}) {
+		t.Errorf("SetQuantity = %+v, %v", got, err)
+	}
+	if _, err := svc.SetQuantity(ctx, 4, 1); !errors.Is(err, inventory.ErrNotFound) {
+		t.Errorf("SetQuantity of a missing pet: %v", err)
+	}
+	if err := svc.Delete(ctx, 5); err != nil {
+		t.Error(err)
+	}
+	if err := svc.Delete(ctx, 5); !errors.Is(err, inventory.ErrNotFound) {
+		t.Errorf("second Delete: %v", err)
+	}
+}
+
+// nilListStore answers List with a nil slice, as the Store doc allows.
+type nilListStore struct{ *memstore.Store }
+
+func (nilListStore) List(context.Context) ([]inventory.Item, error) { return nil, nil }
+
+func TestEmptyListIsAnArray(t *testing.T) {
+	ms, _ := memstore.New()
+	api := newAPI(t, nilListStore{ms})
+	if status, _, body := serve(api, inventory.Request{Method: http.MethodGet, Route: inventory.RouteList}); status != 200 || body != "[]" {
+		t.Errorf("empty list: %d %s; want 200 []", status, body)
+	}
+}
