@@ -652,3 +652,30 @@ func TestHugeBodyLimit(t *testing.T) {
 		}
 	}
 }
+
+func TestPanickingAuthenticator(t *testing.T) {
+	var logs logBuffer
+	calls := 0
+	auth := inventory.AuthenticatorFunc(func(context.Context, string) error {
+		calls++
+		if calls == 1 {
+			var m map[string]int
+			m["x"]++ // a nil-map bug
+		}
+		return nil
+	})
+	api, err := inventory.New(newStore(t), inventory.WithAuthenticator(auth), inventory.WithLogger(logs.logger()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := inventory.Request{Method: http.MethodGet, Route: inventory.RouteList, Authorization: "Bearer k"}
+	if status, _, body := serve(api, req); status != 500 || body != errorBody("internal", 500, "internal error; the server logged the details") {
+		t.Errorf("panicking authenticator: %d %s", status, body)
+	}
+	if !strings.Contains(logs.String(), "assignment to entry in nil map") || !strings.Contains(logs.String(), "TestPanickingAuthenticator") {
+		t.Errorf("the panic was not logged with its stack: %s", logs.String())
+	}
+	if status, _, _ := serve(api, req); status != 200 {
+		t.Errorf("after the panic: %d", status)
+	}
+}
