@@ -53,7 +53,9 @@
 //     snapshot of one instant, whatever the number of entries. It is
 //     sorted by petId in the process.
 //   - Put of any number of items is one MULTI/EXEC: atomic and idempotent.
-//     Delete is one MULTI/EXEC too.
+//     Delete is one MULTI/EXEC too. PutIfEmpty seeds only a store with no
+//     entry, atomically, so that replicas starting together seed once and
+//     a restart never overwrites real stock.
 //   - Every call honours its context: a done context fails before anything
 //     is sent, and with ContextTimeoutEnabled (set by ApplyTimeouts) the
 //     deadline bounds every socket read and write.

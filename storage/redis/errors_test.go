@@ -24,9 +24,15 @@ func calls(s *Store) map[string]func(ctx context.Context) error {
 			_, err := s.SetQuantity(ctx, 1, 2)
 			return err
 		},
-		"Put":    func(ctx context.Context) error { return s.Put(ctx, inventory.Item{PetID: 1, Quantity: 1, Status: inventory.StatusSold}) },
+		"Put": func(ctx context.Context) error {
+			return s.Put(ctx, inventory.Item{PetID: 1, Quantity: 1, Status: inventory.StatusSold})
+		},
 		"Delete": func(ctx context.Context) error { return s.Delete(ctx, 1) },
-		"Ping":   func(ctx context.Context) error { return s.Ping(ctx) },
+		"PutIfEmpty": func(ctx context.Context) error {
+			_, err := s.PutIfEmpty(ctx, inventory.Item{PetID: 1, Quantity: 1, Status: inventory.StatusSold})
+			return err
+		},
+		"Ping": func(ctx context.Context) error { return s.Ping(ctx) },
 	}
 }
 

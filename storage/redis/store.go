@@ -39,10 +39,11 @@ type Store struct {
 	aborts    atomic.Uint64
 	exhausted atomic.Uint64
 
-	// beforeExec, when set (by tests only), runs inside SetQuantity's
-	// optimistic transaction, after the entry was read under WATCH and
-	// before MULTI/EXEC, so that a test can change the entry right there.
-	beforeExec func(petID int64)
+	// beforeExec, when set (by tests only), runs inside the optimistic
+	// transactions of SetQuantity and PutIfEmpty (op names which), after
+	// the read under WATCH and before MULTI/EXEC, so that a test can change
+	// the entries right there.
+	beforeExec func(op string)
 }
 
 var _ inventory.Store = (*Store)(nil)
@@ -247,7 +248,7 @@ func (s *Store) SetQuantity(ctx context.Context, petID int64, quantity int) (inv
 			return err
 		}
 		if s.beforeExec != nil {
-			s.beforeExec(petID)
+			s.beforeExec(op)
 		}
 		// The transaction holds only HSET, which never replies nil: so
 		// TxPipelined's habit of returning redis.Nil for a nil reply even
@@ -311,30 +312,103 @@ func (s *Store) Put(ctx context.Context, items ...inventory.Item) error {
 	if err := ctx.Err(); err != nil {
 		return translate(op, err)
 	}
-	if len(items) == 0 {
-		return nil
+	w, err := s.newPutWrite(items)
+	if err != nil || w == nil {
+		return err
 	}
-	guards := make([]any, 0, 2*len(items))
-	statuses := make([]any, 0, 2*len(items))
-	quantities := make([]any, 0, 2*len(items))
+	_, err = s.client.TxPipelined(ctx, w.queue(ctx))
+	return translate(op, err)
+}
+
+// PutIfEmpty puts items, as Put does, only when the store holds no entry
+// at all, and reports whether it wrote them. It is atomic (WATCH on the
+// status hash, HLEN, MULTI/EXEC): of several replicas seeding an empty
+// Redis at once exactly one writes, and a store that already holds stock
+// is never overwritten by a restart's seed.
+func (s *Store) PutIfEmpty(ctx context.Context, items ...inventory.Item) (bool, error) {
+	const op = "put if empty"
+	if err := ctx.Err(); err != nil {
+		return false, translate(op, err)
+	}
+	w, err := s.newPutWrite(items)
+	if err != nil || w == nil {
+		return false, err
+	}
+	for attempt := 0; ; attempt++ {
+		wrote := false
+		err := s.client.Watch(ctx, func(tx *redis.Tx) error {
+			n, err := tx.HLen(ctx, s.statusKey).Result()
+			if err != nil || n > 0 {
+				return err
+			}
+			if s.beforeExec != nil {
+				s.beforeExec(op)
+			}
+			_, err = tx.TxPipelined(ctx, w.queue(ctx))
+			wrote = err == nil
+			return err
+		}, s.statusKey)
+		if err == nil {
+			return wrote, nil
+		}
+		if !errors.Is(err, redis.TxFailedErr) {
+			return false, translate(op, err)
+		}
+		// Another writer changed the entries: look again.
+		if attempt == s.maxRetries {
+			return false, &inventory.Error{
+				Code:    inventory.CodeUnavailable,
+				Status:  inventory.CodeUnavailable.Status(),
+				Message: fmt.Sprintf("redis: the seeding was aborted %d times by concurrent changes; retry later", attempt+1),
+				Err:     err,
+			}
+		}
+		if err := sleep(ctx, backoff(attempt)); err != nil {
+			return false, translate(op, err)
+		}
+	}
+}
+
+// putWrite is the MULTI body of a Put: MSET of the guards, HSET of the
+// statuses, HSET of the quantities.
+type putWrite struct {
+	s                            *Store
+	guards, statuses, quantities []any
+}
+
+// newPutWrite validates items and prepares their write; nil, nil when
+// there is nothing to write.
+func (s *Store) newPutWrite(items []inventory.Item) (*putWrite, error) {
+	if len(items) == 0 {
+		return nil, nil
+	}
+	w := &putWrite{
+		s:          s,
+		guards:     make([]any, 0, 2*len(items)),
+		statuses:   make([]any, 0, 2*len(items)),
+		quantities: make([]any, 0, 2*len(items)),
+	}
 	for _, it := range items {
 		if err := it.Validate(); err != nil {
-			return err
+			return nil, err
 		}
 		f := field(it.PetID)
 		// Writing the guard is what aborts a concurrent SetQuantity of
 		// this pet, which read the old status under WATCH.
-		guards = append(guards, s.guardBase+f, "1")
-		statuses = append(statuses, f, string(it.Status))
-		quantities = append(quantities, f, it.Quantity)
+		w.guards = append(w.guards, s.guardBase+f, "1")
+		w.statuses = append(w.statuses, f, string(it.Status))
+		w.quantities = append(w.quantities, f, it.Quantity)
 	}
-	_, err := s.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.MSet(ctx, guards...)
-		p.HSet(ctx, s.statusKey, statuses...)
-		p.HSet(ctx, s.qtyKey, quantities...)
+	return w, nil
+}
+
+func (w *putWrite) queue(ctx context.Context) func(p redis.Pipeliner) error {
+	return func(p redis.Pipeliner) error {
+		p.MSet(ctx, w.guards...)
+		p.HSet(ctx, w.s.statusKey, w.statuses...)
+		p.HSet(ctx, w.s.qtyKey, w.quantities...)
 		return nil
-	})
-	return translate(op, err)
+	}
 }
 
 // Delete removes one entry (its status, quantity and guard) in one

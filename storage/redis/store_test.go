@@ -2,7 +2,9 @@ package redisstore
 
 import (
 	"errors"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/petinventory/petinventory/inventory"
@@ -102,7 +104,7 @@ func TestSetQuantityRetriesAfterConcurrentPut(t *testing.T) {
 			t.Fatal(err)
 		}
 		calls := 0
-		s.beforeExec = func(int64) {
+		s.beforeExec = func(string) {
 			calls++
 			if calls == 1 {
 				if err := other.Put(ctx, inventory.Item{PetID: 9, Quantity: 50, Status: inventory.StatusSold}); err != nil {
@@ -142,7 +144,7 @@ func TestSetQuantityRetriesExhausted(t *testing.T) {
 		if err := s.Put(ctx, put); err != nil {
 			t.Fatal(err)
 		}
-		s.beforeExec = func(int64) {
+		s.beforeExec = func(string) {
 			if err := other.Put(ctx, put); err != nil { // the same values: a write all the same
 				t.Error(err)
 			}
@@ -173,7 +175,7 @@ func TestSetQuantityEntryDeletedDuringTransaction(t *testing.T) {
 		if err := s.Put(ctx, inventory.Item{PetID: 9, Quantity: 1, Status: inventory.StatusAvailable}); err != nil {
 			t.Fatal(err)
 		}
-		s.beforeExec = func(int64) {
+		s.beforeExec = func(string) {
 			if err := other.Delete(ctx, 9); err != nil {
 				t.Error(err)
 			}
@@ -331,4 +333,105 @@ func TestBackoff(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestPutIfEmpty: several replicas seeding an empty store at once: exactly
+// one writes, the store holds its items, and a later seed changes nothing.
+func TestPutIfEmpty(t *testing.T) {
+	backends(t, func(t *testing.T, c *redis.Client) {
+		ctx := t.Context()
+		s := newTestStore(t, c)
+		if wrote, err := s.PutIfEmpty(ctx); wrote || err != nil {
+			t.Fatalf("PutIfEmpty() = %v, %v; want false, nil", wrote, err)
+		}
+		const replicas = 8
+		wrote := make([]bool, replicas)
+		errs := make([]error, replicas)
+		var wg sync.WaitGroup
+		for r := range replicas {
+			wg.Go(func() {
+				other, err := New(c, WithKeyPrefix(s.KeyPrefix()))
+				if err != nil {
+					errs[r] = err
+					return
+				}
+				// Each replica seeds different quantities, to tell whose won.
+				wrote[r], errs[r] = other.PutIfEmpty(ctx,
+					inventory.Item{PetID: 1, Quantity: r, Status: inventory.StatusAvailable},
+					inventory.Item{PetID: 2, Quantity: r, Status: inventory.StatusSold})
+			})
+		}
+		wg.Wait()
+		winner := -1
+		for r := range replicas {
+			if errs[r] != nil {
+				t.Fatalf("replica %d: PutIfEmpty: %v", r, errs[r])
+			}
+			if wrote[r] {
+				if winner >= 0 {
+					t.Fatalf("replicas %d and %d both seeded", winner, r)
+				}
+				winner = r
+			}
+		}
+		if winner < 0 {
+			t.Fatal("no replica seeded the empty store")
+		}
+		want := []inventory.Item{{PetID: 1, Quantity: winner, Status: inventory.StatusAvailable}, {PetID: 2, Quantity: winner, Status: inventory.StatusSold}}
+		if items, err := s.List(ctx); err != nil || !slices.Equal(items, want) {
+			t.Fatalf("List = %+v, %v; want the winner's seed %+v", items, err, want)
+		}
+		if _, err := s.SetQuantity(ctx, 1, 99); err != nil {
+			t.Fatal(err)
+		}
+		if wrote, err := s.PutIfEmpty(ctx, inventory.Item{PetID: 1, Quantity: 0, Status: inventory.StatusSold}); wrote || err != nil {
+			t.Fatalf("PutIfEmpty on a store with stock = %v, %v; want false, nil", wrote, err)
+		}
+		if items, _ := s.List(ctx); items[0].Quantity != 99 {
+			t.Fatalf("a seed overwrote real stock: %+v", items)
+		}
+		if _, err := s.PutIfEmpty(ctx, inventory.Item{PetID: 3, Quantity: -1, Status: inventory.StatusSold}); !errors.Is(err, &inventory.Error{Code: inventory.CodeInvalidField}) {
+			t.Fatalf("PutIfEmpty of an invalid item = %v, want invalid_field", err)
+		}
+	})
+}
+
+// TestPutIfEmptyRace: another replica seeds between the check and the
+// write; the retry sees the entries and writes nothing. When entries keep
+// changing, it gives up as unavailable.
+func TestPutIfEmptyRace(t *testing.T) {
+	backends(t, func(t *testing.T, c *redis.Client) {
+		ctx := t.Context()
+		s := newTestStore(t, c, WithMaxRetries(1))
+		other, err := New(c, WithKeyPrefix(s.KeyPrefix()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		theirs := inventory.Item{PetID: 1, Quantity: 1, Status: inventory.StatusAvailable}
+		s.beforeExec = func(string) {
+			if err := other.Put(ctx, theirs); err != nil {
+				t.Error(err)
+			}
+		}
+		wrote, err := s.PutIfEmpty(ctx, inventory.Item{PetID: 1, Quantity: 2, Status: inventory.StatusSold})
+		if wrote || err != nil {
+			t.Fatalf("PutIfEmpty racing another seed = %v, %v; want false, nil", wrote, err)
+		}
+		if items, err := s.List(ctx); err != nil || len(items) != 1 || items[0] != theirs {
+			t.Fatalf("List = %+v, %v; want the other replica's seed only", items, err)
+		}
+
+		// The other replica empties the store again each time: no progress.
+		s.beforeExec = func(string) {
+			_ = other.Put(ctx, theirs)
+			_ = other.Delete(ctx, theirs.PetID)
+		}
+		if err := other.Delete(ctx, theirs.PetID); err != nil {
+			t.Fatal(err)
+		}
+		_, err = s.PutIfEmpty(ctx, inventory.Item{PetID: 1, Quantity: 2, Status: inventory.StatusSold})
+		if !errors.Is(err, inventory.ErrUnavailable) || !errors.Is(err, redis.TxFailedErr) {
+			t.Fatalf("PutIfEmpty with entries changing on every attempt = %v, want unavailable wrapping TxFailedErr", err)
+		}
+	})
 }
