@@ -1,0 +1,214 @@
+package conformancetest
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"sort"
+	"strings"
+	"unicode/utf8"
+)
+
+// keyVar is what the output shows instead of the API key.
+const keyVar = "$INVENTORY_API_KEY"
+
+// request is one request a check sends. Paths are relative to the base URL
+// ("/inventory", "/inventory/12?x=1").
+type request struct {
+	method string
+	path   string
+	// auth is the Authorization header; nil sends "Bearer <key>".
+	auth *authHeader
+	// contentType is sent when not empty.
+	contentType string
+	body        []byte
+	// chunked sends the body without Content-Length.
+	chunked bool
+}
+
+// authHeader is an Authorization header to send, or none.
+type authHeader struct {
+	send  bool
+	value string
+}
+
+var noAuth = &authHeader{}
+
+func withAuth(v string) *authHeader { return &authHeader{send: true, value: v} }
+
+// response is an answer, raw (the key not yet removed): the checks look
+// at it; only its scrubbed record is ever shown.
+type response struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+// exchange is one request and its answer.
+type exchange struct {
+	req  request
+	url  string
+	resp *response // nil when err is set
+	err  error
+}
+
+// maxResponseBytes bounds what is read of an answer.
+const maxResponseBytes = 1 << 20
+
+// send performs r. It never fails the check itself: a transport error is
+// returned in the exchange.
+func (rn *runner) send(ctx context.Context, r request) *exchange {
+	ex := &exchange{req: r, url: rn.cfg.BaseURL + r.path}
+	ctx, cancel := context.WithTimeout(ctx, rn.cfg.RequestTimeout)
+	defer cancel()
+	var body io.Reader
+	if r.body != nil {
+		if r.chunked {
+			body = onlyReader{bytes.NewReader(r.body)}
+		} else {
+			body = bytes.NewReader(r.body)
+		}
+	}
+	req, err := http.NewRequestWithContext(ctx, r.method, ex.url, body)
+	if err != nil {
+		ex.err = err
+		return ex
+	}
+	if r.chunked {
+		req.ContentLength = -1
+		req.GetBody = nil
+	}
+	switch {
+	case r.auth == nil:
+		req.Header.Set("Authorization", "Bearer "+rn.cfg.APIKey)
+	case r.auth.send:
+		req.Header.Set("Authorization", r.auth.value)
+	}
+	if r.contentType != "" {
+		req.Header.Set("Content-Type", r.contentType)
+	}
+	resp, err := rn.cfg.HTTPClient.Do(req)
+	if err != nil {
+		ex.err = err
+		return ex
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
+	if err != nil {
+		ex.err = fmt.Errorf("reading the response body: %w", err)
+		return ex
+	}
+	ex.resp = &response{status: resp.StatusCode, header: resp.Header, body: b}
+	return ex
+}
+
+// onlyReader hides the type of a reader so that net/http cannot learn its
+// length: the request goes out chunked.
+type onlyReader struct{ r io.Reader }
+
+func (o onlyReader) Read(p []byte) (int, error) { return o.r.Read(p) }
+
+// scrub replaces every occurrence of the key with $INVENTORY_API_KEY.
+func (rn *runner) scrub(s string) string {
+	if rn.cfg.APIKey == "" {
+		return s
+	}
+	return strings.ReplaceAll(s, rn.cfg.APIKey, keyVar)
+}
+
+// echoes reports whether the answer holds the API key, in a header or the
+// body. A key shorter than minEchoKey is not looked for: it would be found
+// by chance in ordinary bodies.
+func (rn *runner) echoes(resp *response, secret string) bool {
+	if len(secret) < minEchoKey || resp == nil {
+		return false
+	}
+	if bytes.Contains(resp.body, []byte(secret)) {
+		return true
+	}
+	for _, vs := range resp.header {
+		for _, v := range vs {
+			if strings.Contains(v, secret) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+const minEchoKey = 8
+
+// maxShownBody is how much of a body a record shows.
+const maxShownBody = 2048
+
+// record returns the exchange as it may be shown: key replaced, long
+// bodies cut.
+func (rn *runner) record(ex *exchange) *Exchange {
+	rec := &Exchange{Request: RequestRecord{
+		Method:   ex.req.method,
+		URL:      ex.url,
+		Header:   map[string]string{},
+		Body:     rn.scrub(showBody(ex.req.body)),
+		BodySize: len(ex.req.body),
+		Chunked:  ex.req.chunked,
+	}}
+	switch a := ex.req.auth; {
+	case a == nil:
+		rec.Request.Header["Authorization"] = "Bearer " + keyVar
+	case a.send:
+		rec.Request.Header["Authorization"] = rn.scrub(a.value)
+	}
+	if ex.req.contentType != "" {
+		rec.Request.Header["Content-Type"] = ex.req.contentType
+	}
+	if len(rec.Request.Header) == 0 {
+		rec.Request.Header = nil
+	}
+	if ex.err != nil {
+		rec.Error = rn.scrub(ex.err.Error())
+		return rec
+	}
+	rr := &ResponseRecord{Status: ex.resp.status, Header: map[string]string{}, BodySize: len(ex.resp.body)}
+	for name, vs := range ex.resp.header {
+		rr.Header[name] = rn.scrub(strings.Join(vs, ", "))
+	}
+	rr.Body = rn.scrub(showBody(ex.resp.body))
+	rec.Response = rr
+	return rec
+}
+
+// showBody makes a body printable: invalid UTF-8 as \xNN, long bodies cut
+// with their size said.
+func showBody(b []byte) string {
+	cut := b
+	if len(cut) > maxShownBody {
+		cut = cut[:maxShownBody]
+	}
+	var sb strings.Builder
+	for len(cut) > 0 {
+		r, size := utf8.DecodeRune(cut)
+		if r == utf8.RuneError && size <= 1 {
+			fmt.Fprintf(&sb, `\x%02x`, cut[0])
+			cut = cut[1:]
+			continue
+		}
+		sb.Write(cut[:size])
+		cut = cut[size:]
+	}
+	if len(b) > maxShownBody {
+		fmt.Fprintf(&sb, "… (%d bytes in all)", len(b))
+	}
+	return sb.String()
+}
+
+// sortedHeaderNames lists a record's header names in order, for output.
+func sortedHeaderNames(h map[string]string) []string {
+	names := make([]string, 0, len(h))
+	for n := range h {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}

@@ -1,0 +1,193 @@
+// Command inventory-conformance checks a running Pet Store inventory API
+// against the specification and the petinventory contract, over HTTP.
+//
+//	INVENTORY_API_KEY=... inventory-conformance -base-url https://staging.example/v1
+//
+// It prints a table of checks (result, name, source of the rule), the
+// details of every failure with a curl command that reproduces it, and a
+// summary line "N passed, N failed, N skipped". The key is never printed.
+//
+// Exit status: 0 when no check failed, 1 when some check failed, 2 for a
+// usage error, 3 when the target could not be reached at all, 130 when
+// interrupted (quantities changed so far are restored first).
+//
+// Flags:
+//
+//	-base-url URL        base URL, version segment included (required)
+//	-api-key KEY         bearer key (default: $INVENTORY_API_KEY; prefer the
+//	                     variable, a flag shows in the process list)
+//	-read-only           skip every check that changes quantities
+//	-level spec|contract spec: only what the seed spec requires; contract:
+//	                     every rule of CONTRACT.md (default contract)
+//	-run REGEXP          run only the checks whose name matches
+//	-junit FILE          also write a JUnit XML report to FILE
+//	-json                print the report as JSON instead of the table
+//	-v                   print each check as it finishes, and each rule
+//	-timeout D           time limit of each request (default 10s)
+//	-max-body-bytes N    the deployment's body limit (default 16384)
+//	-list                list the checks of the level and exit
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/petinventory/petinventory/conformancetest"
+)
+
+// Exit statuses.
+const (
+	exitOK          = 0
+	exitFailed      = 1
+	exitUsage       = 2
+	exitUnreachable = 3
+	exitInterrupted = 130
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		// After the first signal, a second one kills at once.
+		<-ctx.Done()
+		stop()
+	}()
+	os.Exit(run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
+}
+
+// run is the command without process globals, so that it can be read and
+// tested as a function.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("inventory-conformance", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		baseURL  = fs.String("base-url", "", "base URL of the API, version segment included, e.g. https://staging.example/v1 (required)")
+		apiKey   = fs.String("api-key", "", "bearer API key (default: $INVENTORY_API_KEY; prefer the variable)")
+		readOnly = fs.Bool("read-only", false, "skip every check that changes quantities")
+		level    = fs.String("level", string(conformancetest.LevelContract), "spec: only what the seed spec requires; contract: every rule of CONTRACT.md")
+		runRE    = fs.String("run", "", "run only the checks whose name matches this regular expression")
+		junit    = fs.String("junit", "", "also write a JUnit XML report to this file")
+		asJSON   = fs.Bool("json", false, "print the report as JSON instead of the table")
+		verbose  = fs.Bool("v", false, "print each check as it finishes, and each rule")
+		timeout  = fs.Duration("timeout", conformancetest.DefaultRequestTimeout, "time limit of each request")
+		maxBody  = fs.Int64("max-body-bytes", conformancetest.DefaultMaxBodyBytes, "the deployment's body limit")
+		list     = fs.Bool("list", false, "list the checks of the level and exit")
+	)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: inventory-conformance -base-url URL [flags]\n\n"+
+			"Checks a running inventory API against the spec and the contract.\n"+
+			"The key comes from -api-key or $INVENTORY_API_KEY and is never printed.\n\n")
+		fs.PrintDefaults()
+		fmt.Fprintf(stderr, "\nexit status: 0 all passed, 1 a check failed, 2 usage, 3 target unreachable, 130 interrupted\n")
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "inventory-conformance: unexpected argument %q\n", fs.Arg(0))
+		fs.Usage()
+		return exitUsage
+	}
+	lvl := conformancetest.Level(*level)
+	if lvl != conformancetest.LevelSpec && lvl != conformancetest.LevelContract {
+		fmt.Fprintf(stderr, "inventory-conformance: -level %q: want spec or contract\n", *level)
+		return exitUsage
+	}
+	if *list {
+		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "CHECK\tWRITES\tSOURCE\tRULE")
+		for _, c := range conformancetest.Checks(lvl) {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", c.Name, map[bool]string{true: "yes", false: "-"}[c.Writes], c.Source, c.Rule)
+		}
+		tw.Flush()
+		return exitOK
+	}
+	key := *apiKey
+	if key == "" {
+		key = getenv("INVENTORY_API_KEY")
+	}
+	if *baseURL == "" {
+		fmt.Fprintln(stderr, "inventory-conformance: -base-url is required (e.g. -base-url http://127.0.0.1:8080/v1)")
+		return exitUsage
+	}
+	if key == "" {
+		fmt.Fprintln(stderr, "inventory-conformance: no API key: set INVENTORY_API_KEY (or pass -api-key)")
+		return exitUsage
+	}
+	cfg := conformancetest.Config{
+		BaseURL:        *baseURL,
+		APIKey:         key,
+		ReadOnly:       *readOnly,
+		Level:          lvl,
+		Run:            *runRE,
+		MaxBodyBytes:   *maxBody,
+		RequestTimeout: *timeout,
+	}
+	if *verbose {
+		cfg.Progress = func(r conformancetest.Result) {
+			fmt.Fprintf(stderr, "%-4s  %s (%d requests, %v)\n", strings.ToUpper(string(r.Outcome)), r.Name, r.Requests, r.Duration.Round(time.Millisecond))
+		}
+	}
+	rep, err := conformancetest.RunChecks(ctx, cfg)
+	switch {
+	case errors.Is(err, conformancetest.ErrUnreachable):
+		fmt.Fprintf(stderr, "inventory-conformance: %v\n", err)
+		return exitUnreachable
+	case err != nil && ctx.Err() != nil:
+		fmt.Fprintln(stderr, "inventory-conformance: interrupted")
+		return exitInterrupted
+	case err != nil:
+		fmt.Fprintf(stderr, "inventory-conformance: %v\n", err)
+		return exitUsage
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		err = enc.Encode(rep)
+	} else {
+		err = rep.WriteText(stdout, *verbose)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "inventory-conformance: writing the report: %v\n", err)
+	}
+	if *junit != "" {
+		if err := writeJUnit(*junit, rep); err != nil {
+			fmt.Fprintf(stderr, "inventory-conformance: %v\n", err)
+			return exitUsage
+		}
+	}
+	switch {
+	case rep.Failed():
+		return exitFailed
+	case rep.Interrupted:
+		return exitInterrupted
+	}
+	return exitOK
+}
+
+func writeJUnit(path string, rep *conformancetest.Report) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("-junit: %v", err)
+	}
+	if err := rep.WriteJUnit(f); err != nil {
+		f.Close()
+		return fmt.Errorf("-junit: writing %s: %v", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("-junit: writing %s: %v", path, err)
+	}
+	return nil
+}

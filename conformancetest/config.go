@@ -1,0 +1,132 @@
+package conformancetest
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// Level selects which rules are checked.
+type Level string
+
+const (
+	// LevelSpec checks only what the seed specification requires: the
+	// statuses 200, 400, 401 and 404 and the shapes of the bodies. Use it to
+	// judge an implementation that was not built on this project's
+	// contract.
+	LevelSpec Level = "spec"
+	// LevelContract checks every rule of the project's docs/CONTRACT.md,
+	// which closes the specification's gaps: error codes, headers, 405,
+	// 413, 415, check order, concurrency, the OpenAPI document. It is the
+	// default.
+	LevelContract Level = "contract"
+)
+
+// Defaults of the Config fields left zero.
+const (
+	DefaultMaxBodyBytes   = 16 << 10
+	DefaultRequestTimeout = 10 * time.Second
+	DefaultParallelism    = 8
+)
+
+// Config says which deployment to check and how.
+type Config struct {
+	// BaseURL is the base of the API, version segment included:
+	// "https://staging.example/v1". The routes are BaseURL+"/inventory" and
+	// BaseURL+"/inventory/{petId}".
+	BaseURL string
+	// APIKey is a valid bearer key. It is never printed: every output
+	// shows $INVENTORY_API_KEY instead.
+	APIKey string
+	// HTTPClient sends the requests; nil means a new http.Client. The
+	// runner works on a copy that does not follow redirects, so that a
+	// redirect is seen as the answer it is.
+	HTTPClient *http.Client
+	// ReadOnly skips every check whose requests would change the
+	// inventory on a conforming server (a PATCH that succeeds), with that
+	// reason. Checks that send requests which must be rejected still run.
+	ReadOnly bool
+	// Level is LevelContract (the default when empty) or LevelSpec.
+	Level Level
+	// Run, when not empty, is a regular expression: only checks whose
+	// name it matches run (as with go test -run, unanchored).
+	Run string
+	// MaxBodyBytes is the body limit the deployment is configured with
+	// (default DefaultMaxBodyBytes, the library's default of 16 KiB).
+	MaxBodyBytes int64
+	// RequestTimeout bounds each request (default DefaultRequestTimeout).
+	RequestTimeout time.Duration
+	// Parallelism is the number of simultaneous updates of one pet in the
+	// concurrency check (default DefaultParallelism, at least 2).
+	Parallelism int
+	// Progress, when not nil, is called after each check with its result,
+	// for output while the run goes on. It is called from the goroutine
+	// that called RunChecks.
+	Progress func(Result)
+}
+
+// normalized returns the configuration with defaults applied, or an error
+// that says what is wrong with it.
+func (c Config) normalized() (Config, *regexp.Regexp, error) {
+	if c.BaseURL == "" {
+		return c, nil, errors.New("conformancetest: Config.BaseURL is empty; give the API's base URL with its version segment, e.g. http://127.0.0.1:8080/v1")
+	}
+	u, err := url.Parse(c.BaseURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return c, nil, fmt.Errorf("conformancetest: Config.BaseURL %q is not an absolute http or https URL", c.BaseURL)
+	}
+	if u.RawQuery != "" || u.Fragment != "" {
+		return c, nil, fmt.Errorf("conformancetest: Config.BaseURL %q must not hold a query or fragment", c.BaseURL)
+	}
+	c.BaseURL = strings.TrimRight(c.BaseURL, "/")
+	if c.APIKey == "" {
+		return c, nil, errors.New("conformancetest: Config.APIKey is empty; every route needs a valid bearer key")
+	}
+	if strings.ContainsAny(c.APIKey, " \t\r\n") {
+		return c, nil, errors.New("conformancetest: Config.APIKey holds whitespace; a bearer key cannot")
+	}
+	switch c.Level {
+	case "":
+		c.Level = LevelContract
+	case LevelSpec, LevelContract:
+	default:
+		return c, nil, fmt.Errorf("conformancetest: Config.Level %q is neither %q nor %q", c.Level, LevelSpec, LevelContract)
+	}
+	var re *regexp.Regexp
+	if c.Run != "" {
+		re, err = regexp.Compile(c.Run)
+		if err != nil {
+			return c, nil, fmt.Errorf("conformancetest: Config.Run: %v", err)
+		}
+	}
+	if c.MaxBodyBytes == 0 {
+		c.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if c.MaxBodyBytes < 64 {
+		return c, nil, fmt.Errorf("conformancetest: Config.MaxBodyBytes %d is below 64", c.MaxBodyBytes)
+	}
+	if c.RequestTimeout == 0 {
+		c.RequestTimeout = DefaultRequestTimeout
+	}
+	if c.RequestTimeout < 0 {
+		return c, nil, fmt.Errorf("conformancetest: Config.RequestTimeout %v is negative", c.RequestTimeout)
+	}
+	if c.Parallelism == 0 {
+		c.Parallelism = DefaultParallelism
+	}
+	if c.Parallelism < 2 {
+		return c, nil, fmt.Errorf("conformancetest: Config.Parallelism %d is below 2; the concurrency check needs parallel requests", c.Parallelism)
+	}
+	client := http.DefaultClient
+	if c.HTTPClient != nil {
+		client = c.HTTPClient
+	}
+	cp := *client
+	cp.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	c.HTTPClient = &cp
+	return c, re, nil
+}

@@ -1,0 +1,114 @@
+package conformancetest
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// seen is a request as a server received it.
+type seen struct {
+	method, path, auth, contentType string
+	chunked                         bool
+	hasContentType                  bool
+	body                            []byte
+}
+
+// recordingServer records every request it receives.
+func recordingServer(t *testing.T) (*httptest.Server, func() []seen) {
+	var mu sync.Mutex
+	var all []seen
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		_, hasCT := r.Header["Content-Type"]
+		mu.Lock()
+		all = append(all, seen{
+			method: r.Method, path: r.URL.RequestURI(), auth: r.Header.Get("Authorization"),
+			contentType: r.Header.Get("Content-Type"), hasContentType: hasCT,
+			chunked: len(r.TransferEncoding) > 0 && r.TransferEncoding[0] == "chunked", body: b,
+		})
+		mu.Unlock()
+		w.WriteHeader(http.StatusTeapot)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, func() []seen {
+		mu.Lock()
+		defer mu.Unlock()
+		out := all
+		all = nil
+		return out
+	}
+}
+
+const curlKey = "k3y-with-$pecial\"chars`-0123456789"
+
+// TestCurlReproducesRequests runs every curl command the suite would print
+// with the real curl, and compares what the server receives with what the
+// runner itself sent.
+func TestCurlReproducesRequests(t *testing.T) {
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("curl is not installed")
+	}
+	srv, received := recordingServer(t)
+	rn, err := newRunner(Config{BaseURL: srv.URL + "/v1", APIKey: curlKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	requests := []request{
+		{method: http.MethodGet, path: "/inventory?limit=1&sort=desc"},
+		{method: http.MethodHead, path: "/inventory"},
+		{method: http.MethodOptions, path: "/inventory/1", auth: noAuth},
+		{method: http.MethodPatch, path: "/inventory/1", contentType: "application/json", body: []byte(`{"quantity":1}`)},
+		{method: http.MethodPatch, path: "/inventory/1", body: []byte(`{"quantity":1}`)},
+		{method: http.MethodPatch, path: "/inventory/1", contentType: "application/json", body: []byte{}},
+		{method: http.MethodPatch, path: "/inventory/%201", contentType: "text/plain", body: []byte(`it's 100% "quoted" \ text`)},
+		{method: http.MethodPatch, path: "/inventory/1", contentType: "application/json", body: []byte("{\"quantity\":1,\"n\xffe\":2}\n\t")},
+		{method: http.MethodPatch, path: "/inventory/1", contentType: "application/json", body: paddedBody(20000, 3)},
+		{method: http.MethodPatch, path: "/inventory/1", contentType: "application/json", body: paddedBody(20000, 3), chunked: true},
+		{method: http.MethodPatch, path: "/inventory/1", contentType: "application/json", body: []byte("{" + strings.Repeat("x", 300) + strings.Repeat("\x00", 100) + "'}")},
+		{method: http.MethodGet, path: "/inventory", auth: withAuth(curlKey)},
+		{method: http.MethodGet, path: "/inventory", auth: withAuth("Bearer " + curlKey + "x")},
+		{method: http.MethodGet, path: "/inventory", auth: withAuth("bearer   " + curlKey)},
+		{method: http.MethodGet, path: "/inventory", auth: withAuth(`Digest username="inventory"`)},
+	}
+	for _, r := range requests {
+		ex := rn.send(context.Background(), r)
+		if ex.err != nil {
+			t.Fatal(ex.err)
+		}
+		want := received()
+		cmdline := rn.curl(ex)
+		if strings.Contains(cmdline, curlKey) {
+			t.Errorf("the curl command holds the key: %s", cmdline)
+		}
+		cmd := exec.Command("sh", "-c", cmdline+" -o /dev/null")
+		cmd.Env = append(os.Environ(), "INVENTORY_API_KEY="+curlKey)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("%s: %v\n%s", cmdline, err, out)
+			continue
+		}
+		got := received()
+		if len(got) != 1 || len(want) != 1 {
+			t.Fatalf("%s: %d and %d requests received", cmdline, len(want), len(got))
+		}
+		w, g := want[0], got[0]
+		if w.method != g.method || w.path != g.path || w.auth != g.auth || w.contentType != g.contentType ||
+			w.hasContentType != g.hasContentType || w.chunked != g.chunked || !bytes.Equal(w.body, g.body) {
+			t.Errorf("curl sent another request than the runner:\n%s\n runner: %+v\n curl:   %+v", cmdline, short(w), short(g))
+		}
+	}
+}
+
+func short(s seen) seen {
+	if len(s.body) > 80 {
+		s.body = append(s.body[:80:80], "…"...)
+	}
+	return s
+}

@@ -1,0 +1,129 @@
+package conformancetest
+
+import (
+	"fmt"
+	"time"
+)
+
+// Outcome is the verdict of one check.
+type Outcome string
+
+const (
+	Pass Outcome = "pass" // every request got the answer the rule requires
+	Fail Outcome = "fail" // at least one did not; see Result.Failures
+	Skip Outcome = "skip" // the check did not run; see Result.Reason
+)
+
+// Result is the outcome of one check. Nothing in it holds the API key:
+// every place where the key was sent or echoed shows $INVENTORY_API_KEY.
+type Result struct {
+	Name    string  `json:"name"`    // e.g. "auth/missing-header"
+	Outcome Outcome `json:"outcome"` // pass, fail or skip
+	// Source cites the rule: "spec §4.2 rule 1", "CONTRACT.md §Authentication".
+	Source string `json:"source"`
+	// Rule states the rule in one sentence.
+	Rule string `json:"rule"`
+	// Reason says why the check was skipped.
+	Reason string `json:"reason,omitempty"`
+	// Failures lists what did not hold, each with its evidence.
+	Failures []Failure `json:"failures,omitempty"`
+	// Requests is the number of requests the check sent.
+	Requests int           `json:"requests"`
+	Duration time.Duration `json:"durationNs"`
+}
+
+// Failure is one thing that did not hold, with the request that showed it.
+type Failure struct {
+	// Problem says what was wrong.
+	Problem string `json:"problem"`
+	// Expected says what the rule requires.
+	Expected string `json:"expected,omitempty"`
+	// Exchange is the request that showed it and the answer, when one
+	// request did.
+	Exchange *Exchange `json:"exchange,omitempty"`
+	// Curl reproduces the request; it reads the key from the environment
+	// variable INVENTORY_API_KEY.
+	Curl string `json:"curl,omitempty"`
+}
+
+// Exchange records one request and its answer, key removed.
+type Exchange struct {
+	Request  RequestRecord   `json:"request"`
+	Response *ResponseRecord `json:"response,omitempty"`
+	// Error is the transport error when no answer came.
+	Error string `json:"error,omitempty"`
+}
+
+// RequestRecord is a request as it was sent (headers the runner set).
+type RequestRecord struct {
+	Method string            `json:"method"`
+	URL    string            `json:"url"`
+	Header map[string]string `json:"header,omitempty"`
+	// Body is the body, cut to a readable length when long; BodySize is
+	// its real size.
+	Body     string `json:"body,omitempty"`
+	BodySize int    `json:"bodySize"`
+	Chunked  bool   `json:"chunked,omitempty"`
+}
+
+// ResponseRecord is an answer as it came back.
+type ResponseRecord struct {
+	Status   int               `json:"status"`
+	Header   map[string]string `json:"header,omitempty"`
+	Body     string            `json:"body,omitempty"`
+	BodySize int               `json:"bodySize"`
+}
+
+// Report is the result of a run.
+type Report struct {
+	BaseURL  string    `json:"baseURL"`
+	Level    Level     `json:"level"`
+	ReadOnly bool      `json:"readOnly"`
+	Started  time.Time `json:"started"`
+	// Duration is the run's wall time.
+	Duration time.Duration `json:"durationNs"`
+	Results  []Result      `json:"results"`
+	// Interrupted is set when the run's context ended before every
+	// check ran; the checks left are skipped with that reason.
+	Interrupted bool `json:"interrupted,omitempty"`
+	// Notes are hints about the run as a whole, such as a base URL that
+	// seems to miss its version segment.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// Counts returns the number of passed, failed and skipped checks.
+func (r *Report) Counts() (passed, failed, skipped int) {
+	for _, res := range r.Results {
+		switch res.Outcome {
+		case Pass:
+			passed++
+		case Fail:
+			failed++
+		case Skip:
+			skipped++
+		}
+	}
+	return passed, failed, skipped
+}
+
+// Failed reports whether any check failed.
+func (r *Report) Failed() bool {
+	_, failed, _ := r.Counts()
+	return failed > 0
+}
+
+// Summary is the one-line count: "41 passed, 1 failed, 3 skipped".
+func (r *Report) Summary() string {
+	p, f, s := r.Counts()
+	return fmt.Sprintf("%d passed, %d failed, %d skipped", p, f, s)
+}
+
+// Result returns the result of the check with the given name.
+func (r *Report) Result(name string) (Result, bool) {
+	for _, res := range r.Results {
+		if res.Name == name {
+			return res, true
+		}
+	}
+	return Result{}, false
+}
