@@ -1,0 +1,22 @@
+package inventory
+
+import _ "embed" // for the OpenAPI document
+
+// OpenAPI is the OpenAPI 3.1 document (YAML) of the API as this package
+// serves it: both operations with every status, the Error codes, the
+// headers (Allow, WWW-Authenticate, Retry-After, Cache-Control,
+// X-Content-Type-Options) and the bearer security scheme. Servers list
+// the base with its /v1 segment.
+//
+// Serve it next to the routes, outside the versioned prefix, for tools
+// and clients:
+//
+//	mux.HandleFunc("GET /openapi.yaml", func(w http.ResponseWriter, _ *http.Request) {
+//		w.Header().Set("Content-Type", "application/yaml")
+//		w.Write(inventory.OpenAPI)
+//	})
+//
+// It is a shared slice: do not modify it.
+//
+//go:embed openapi.yaml
+var OpenAPI []byte
