@@ -1,0 +1,386 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/petinventory/petinventory/examples/internal/demo"
+	"github.com/petinventory/petinventory/inventory"
+	"github.com/redis/go-redis/v9"
+)
+
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+func TestParseConfig(t *testing.T) {
+	cfg, err := parseConfig(nil, env(nil), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := config{addr: ":8080", framework: "gin", storeTimeout: 2 * time.Second, redisPrefix: "inventory"}
+	if cfg != want {
+		t.Errorf("defaults = %+v, want %+v", cfg, want)
+	}
+
+	vars := env(map[string]string{"ADDR": ":9000", "INVENTORY_FRAMEWORK": "fiber", "INVENTORY_STORE_TIMEOUT": "750ms",
+		"REDIS_URL": "redis://r:6379/1", "INVENTORY_REDIS_PREFIX": "shop"})
+	cfg, err = parseConfig(nil, vars, io.Discard)
+	want = config{addr: ":9000", framework: "fiber", storeTimeout: 750 * time.Millisecond, redisURL: "redis://r:6379/1", redisPrefix: "shop"}
+	if err != nil || cfg != want {
+		t.Errorf("from the environment = %+v, %v; want %+v", cfg, err, want)
+	}
+
+	cfg, err = parseConfig([]string{"-addr", "127.0.0.1:1", "-framework", "gin", "-store-timeout", "3s", "-seed", "s.json", "-redis-prefix", "p2"}, vars, io.Discard)
+	want = config{addr: "127.0.0.1:1", framework: "gin", storeTimeout: 3 * time.Second, seedFile: "s.json", redisURL: "redis://r:6379/1", redisPrefix: "p2"}
+	if err != nil || cfg != want {
+		t.Errorf("flags over the environment = %+v, %v; want %+v", cfg, err, want)
+	}
+
+	for _, tc := range []struct {
+		args []string
+		env  map[string]string
+		says string
+	}{
+		{[]string{"-framework", "echo"}, nil, `framework "echo"`},
+		{nil, map[string]string{"INVENTORY_FRAMEWORK": "chi"}, `framework "chi"`},
+		{nil, map[string]string{"INVENTORY_STORE_TIMEOUT": "2"}, "INVENTORY_STORE_TIMEOUT"},
+		{[]string{"-store-timeout", "0s"}, nil, "must be positive"},
+		{[]string{"-store-timeout", "-1s"}, nil, "must be positive"},
+		{[]string{"serve"}, nil, `unexpected argument "serve"`},
+		{[]string{"-nope"}, nil, "not defined"},
+	} {
+		_, err := parseConfig(tc.args, env(tc.env), io.Discard)
+		if err == nil || !strings.Contains(err.Error(), tc.says) {
+			t.Errorf("parseConfig(%q, %v) = %v, want an error saying %q", tc.args, tc.env, err, tc.says)
+		}
+	}
+	if _, err := parseConfig([]string{"-h"}, env(nil), io.Discard); !errors.Is(err, flag.ErrHelp) {
+		t.Errorf("-h = %v, want flag.ErrHelp", err)
+	}
+}
+
+const testKey = "example-test-key"
+
+// server is one run of the example in the test's process.
+type server struct {
+	base string
+	done chan error
+	stop context.CancelFunc
+	logs *logBuffer
+}
+
+// logBuffer is a log the server writes while the test reads it.
+type logBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// start runs the example with cfg (its address forced to a free loopback
+// port) and returns once it accepts connections.
+func start(t *testing.T, cfg config) *server {
+	t.Helper()
+	t.Setenv("INVENTORY_API_KEYS", testKey+",another-key")
+	t.Setenv("INVENTORY_API_KEYS_FILE", "")
+	cfg.addr = "127.0.0.1:0"
+	if cfg.storeTimeout == 0 {
+		cfg.storeTimeout = 2 * time.Second
+	}
+	if cfg.redisPrefix == "" {
+		cfg.redisPrefix = "inventory"
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &server{done: make(chan error, 1), stop: cancel, logs: &logBuffer{}}
+	log := slog.New(slog.NewTextHandler(s.logs, nil))
+	ready := make(chan string, 1)
+	go func() { s.done <- run(ctx, cfg, log, io.Discard, func(addr string) { ready <- addr }) }()
+	select {
+	case addr := <-ready:
+		s.base = "http://" + addr
+	case err := <-s.done:
+		cancel()
+		t.Fatalf("run returned before serving: %v", err)
+	case <-time.After(30 * time.Second):
+		cancel()
+		t.Fatal("the server did not start within 30s")
+	}
+	t.Cleanup(func() { s.shutdown(t) })
+	return s
+}
+
+// shutdown stops the server as SIGTERM would and checks it ends cleanly.
+func (s *server) shutdown(t *testing.T) {
+	t.Helper()
+	if s.stop == nil {
+		return
+	}
+	s.stop()
+	s.stop = nil
+	select {
+	case err := <-s.done:
+		if err != nil {
+			t.Errorf("run after shutdown = %v, want nil", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Error("the server did not shut down within 30s")
+	}
+}
+
+type response struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+var httpClient = &http.Client{Timeout: 10 * time.Second}
+
+func (s *server) do(t *testing.T, method, path, key, body string) response {
+	t.Helper()
+	req, err := http.NewRequest(method, s.base+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := httpClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return response{status: resp.StatusCode, header: resp.Header, body: b}
+}
+
+func (s *server) list(t *testing.T) []inventory.Item {
+	t.Helper()
+	r := s.do(t, http.MethodGet, "/v1/inventory", testKey, "")
+	if r.status != http.StatusOK {
+		t.Fatalf("GET /v1/inventory = %d %s", r.status, r.body)
+	}
+	var items []inventory.Item
+	if err := json.Unmarshal(r.body, &items); err != nil {
+		t.Fatal(err)
+	}
+	return items
+}
+
+func (s *server) patch(t *testing.T, path, body string) response {
+	t.Helper()
+	return s.do(t, http.MethodPatch, path, testKey, body)
+}
+
+func TestServeEmbeddedRedis(t *testing.T) {
+	for _, fw := range []string{"gin", "fiber"} {
+		t.Run(fw, func(t *testing.T) {
+			s := start(t, config{framework: fw})
+			if got := s.list(t); !slices.Equal(got, demo.Items()) {
+				t.Fatalf("GET /v1/inventory = %+v, want the demo items", got)
+			}
+			if r := s.patch(t, "/v1/inventory/3", `{"quantity":40}`); r.status != http.StatusOK || string(r.body) != `{"petId":3,"quantity":40,"status":"pending"}` {
+				t.Fatalf("PATCH = %d %s", r.status, r.body)
+			}
+			if r := s.patch(t, "/v1/inventory/999", `{"quantity":1}`); r.status != http.StatusNotFound {
+				t.Fatalf("PATCH of an unknown pet = %d %s, want 404", r.status, r.body)
+			}
+			if r := s.do(t, http.MethodGet, "/v1/inventory", "", ""); r.status != http.StatusUnauthorized {
+				t.Fatalf("GET without a key = %d, want 401", r.status)
+			}
+			if r := s.do(t, http.MethodGet, "/v1/inventory", "another-key", ""); r.status != http.StatusOK {
+				t.Fatalf("GET with the second key = %d, want 200", r.status)
+			}
+			for path, want := range map[string]string{"/healthz": `{"status":"ok"}`, "/readyz": `{"status":"ready"}`} {
+				r := s.do(t, http.MethodGet, path, "", "")
+				if r.status != http.StatusOK || string(r.body) != want || r.header.Get("Content-Type") != "application/json" {
+					t.Errorf("GET %s = %d %q (%s), want 200 %s", path, r.status, r.body, r.header.Get("Content-Type"), want)
+				}
+			}
+			if r := s.do(t, http.MethodGet, "/openapi.yaml", "", ""); r.status != http.StatusOK || !bytes.Equal(r.body, inventory.OpenAPI) {
+				t.Errorf("GET /openapi.yaml = %d, %d bytes; want the document", r.status, len(r.body))
+			}
+			logs := s.logs.String()
+			for _, want := range []string{"REDIS_URL is not set", "REDIS_URL=redis://", "msg=serving", "framework=" + fw, "store=\"embedded miniredis"} {
+				if !strings.Contains(logs, want) {
+					t.Errorf("the log does not say %q:\n%s", want, logs)
+				}
+			}
+			if strings.Contains(logs, testKey) {
+				t.Errorf("the log shows an API key:\n%s", logs)
+			}
+		})
+	}
+}
+
+// sharedRedis returns the URL and a fresh key prefix on a Redis the two
+// instances of a test share: the redis-server at REDIS_URL when set
+// (keys removed afterwards), else a miniredis of the test's own.
+func sharedRedis(t *testing.T) (url, prefix string) {
+	t.Helper()
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	prefix = "example-test-" + hex.EncodeToString(b)
+	url = os.Getenv("REDIS_URL")
+	if url == "" {
+		return "redis://" + miniredis.RunT(t).Addr() + "/0", prefix
+	}
+	t.Cleanup(func() {
+		opts, err := redis.ParseURL(url)
+		if err != nil {
+			return
+		}
+		c := redis.NewClient(opts)
+		defer c.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		iter := c.Scan(ctx, 0, "{"+prefix+"}:*", 1000).Iterator()
+		for iter.Next(ctx) {
+			c.Del(ctx, iter.Val())
+		}
+	})
+	return url, prefix
+}
+
+// TestTwoInstancesShareRedis: a Gin instance and a Fiber instance on one
+// Redis see each other's writes at once, and the second does not seed
+// over the first one's stock.
+func TestTwoInstancesShareRedis(t *testing.T) {
+	url, prefix := sharedRedis(t)
+	a := start(t, config{framework: "gin", redisURL: url, redisPrefix: prefix})
+	if r := a.patch(t, "/v1/inventory/1", `{"quantity":77}`); r.status != http.StatusOK {
+		t.Fatalf("PATCH on gin = %d %s", r.status, r.body)
+	}
+	b := start(t, config{framework: "fiber", redisURL: url, redisPrefix: prefix})
+	if got := b.list(t); got[0].Quantity != 77 {
+		t.Fatalf("fiber sees pet 1 = %+v, want quantity 77 (seeding must not overwrite stock)", got[0])
+	}
+	if !strings.Contains(b.logs.String(), "already holds entries") {
+		t.Errorf("the second instance does not log that it skipped seeding:\n%s", b.logs)
+	}
+	if r := b.patch(t, "/v1/inventory/2", `{"quantity":55}`); r.status != http.StatusOK {
+		t.Fatalf("PATCH on fiber = %d %s", r.status, r.body)
+	}
+	if got := a.list(t); got[1].Quantity != 55 {
+		t.Fatalf("gin sees pet 2 = %+v, want quantity 55", got[1])
+	}
+	// A restart of the first instance keeps the stock too.
+	a.shutdown(t)
+	a = start(t, config{framework: "gin", redisURL: url, redisPrefix: prefix})
+	if got := a.list(t); got[0].Quantity != 77 || got[1].Quantity != 55 {
+		t.Fatalf("after a restart: %+v, want pets 1 and 2 at 77 and 55", got[:2])
+	}
+}
+
+func TestSeedFile(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "seed.json")
+	if err := os.WriteFile(good, []byte(`[{"petId":-3,"quantity":1,"status":"sold"},{"petId":10,"quantity":2,"status":"pending"}]`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := start(t, config{framework: "gin", seedFile: good})
+	want := []inventory.Item{{PetID: -3, Quantity: 1, Status: inventory.StatusSold}, {PetID: 10, Quantity: 2, Status: inventory.StatusPending}}
+	if got := s.list(t); !slices.Equal(got, want) {
+		t.Fatalf("GET = %+v, want the seed file's %+v", got, want)
+	}
+
+	bad := filepath.Join(dir, "bad.json")
+	if err := os.WriteFile(bad, []byte(`[{"petId":1,"quantity":-1,"status":"sold"}]`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{bad, filepath.Join(dir, "missing.json")} {
+		err := run(t.Context(), config{addr: "127.0.0.1:0", framework: "gin", seedFile: f, storeTimeout: time.Second, redisPrefix: "x"},
+			slog.New(slog.NewTextHandler(io.Discard, nil)), io.Discard, func(string) { t.Errorf("served with seed file %s", f) })
+		if err == nil {
+			t.Errorf("run with seed file %s = nil, want an error", f)
+		}
+	}
+}
+
+// TestRedisDownAtStart: with Redis not there yet, the server starts
+// anyway: alive, not ready, the API 503 with Retry-After. Once Redis
+// comes up, it seeds and serves without a restart.
+func TestRedisDownAtStart(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	s := start(t, config{framework: "fiber", redisURL: "redis://" + addr + "/0", storeTimeout: 500 * time.Millisecond})
+	if r := s.do(t, http.MethodGet, "/healthz", "", ""); r.status != http.StatusOK {
+		t.Errorf("/healthz with Redis down = %d, want 200", r.status)
+	}
+	if r := s.do(t, http.MethodGet, "/readyz", "", ""); r.status != http.StatusServiceUnavailable {
+		t.Errorf("/readyz with Redis down = %d, want 503", r.status)
+	}
+	r := s.do(t, http.MethodGet, "/v1/inventory", testKey, "")
+	if r.status != http.StatusServiceUnavailable || r.header.Get("Retry-After") == "" || !strings.Contains(string(r.body), `"unavailable"`) {
+		t.Fatalf("GET with Redis down = %d %s (Retry-After %q), want 503 unavailable", r.status, r.body, r.header.Get("Retry-After"))
+	}
+
+	m := miniredis.NewMiniRedis()
+	if err := m.StartAddr(addr); err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		r := s.do(t, http.MethodGet, "/v1/inventory", testKey, "")
+		if r.status == http.StatusOK && string(r.body) != "[]" {
+			break
+		}
+		if r.status != http.StatusOK && r.status != http.StatusServiceUnavailable {
+			t.Fatalf("while Redis comes up: %d %s", r.status, r.body)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not seeded and serving 60s after Redis came up: %d %s", r.status, r.body)
+		}
+	}
+	if got := s.list(t); !slices.Equal(got, demo.Items()) {
+		t.Fatalf("after Redis came up: %+v, want the demo items", got)
+	}
+	if r := s.do(t, http.MethodGet, "/readyz", "", ""); r.status != http.StatusOK {
+		t.Errorf("/readyz with Redis up = %d, want 200", r.status)
+	}
+}
+
+func TestInvalidRedisURL(t *testing.T) {
+	t.Setenv("INVENTORY_API_KEYS", testKey)
+	err := run(t.Context(), config{addr: "127.0.0.1:0", framework: "gin", storeTimeout: time.Second, redisPrefix: "x",
+		redisURL: "redis://user:hunter2@127.0.0.1:badport/0"},
+		slog.New(slog.NewTextHandler(io.Discard, nil)), io.Discard, func(string) { t.Error("served with an invalid REDIS_URL") })
+	if err == nil || strings.Contains(err.Error(), "hunter2") {
+		t.Fatalf("run = %v, want an error that does not show the password", err)
+	}
+}

@@ -1,0 +1,218 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/gin-gonic/gin"
+	"github.com/gofiber/fiber/v2"
+	"github.com/petinventory/petinventory/examples/internal/demo"
+	"github.com/petinventory/petinventory/inventory"
+	redisstore "github.com/petinventory/petinventory/storage/redis"
+	inventoryfiber "github.com/petinventory/petinventory/transport/fiber"
+	inventorygin "github.com/petinventory/petinventory/transport/gin"
+	"github.com/redis/go-redis/v9"
+)
+
+// run serves until ctx is done, then shuts down gracefully. out receives
+// the generated API key, if any; ready, when not nil, is called with the
+// listening address once the server accepts connections.
+func run(ctx context.Context, cfg config, log *slog.Logger, out io.Writer, ready func(addr string)) error {
+	seed := demo.Items()
+	if cfg.seedFile != "" {
+		var err error
+		if seed, err = demo.LoadSeed(cfg.seedFile); err != nil {
+			return err
+		}
+	}
+	keys, _, err := demo.APIKeys(out)
+	if err != nil {
+		return err
+	}
+
+	client, storeName, closeRedis, err := connect(cfg.redisURL, log)
+	if err != nil {
+		return err
+	}
+	defer closeRedis()
+	store, err := redisstore.New(client, redisstore.WithKeyPrefix(cfg.redisPrefix))
+	if err != nil {
+		return err
+	}
+	api, err := inventory.New(store, inventory.WithAPIKeys(keys...), inventory.WithLogger(log),
+		inventory.WithStoreTimeout(cfg.storeTimeout))
+	if err != nil {
+		return err
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var seeding sync.WaitGroup
+	if !seedOnce(ctx, log, store, seed, cfg.storeTimeout) {
+		// Redis is not there yet: serve anyway (503s, /readyz failing)
+		// and seed as soon as it answers.
+		seeding.Go(func() { seedUntilDone(ctx, log, store, seed, cfg.storeTimeout) })
+	}
+	defer seeding.Wait() // after cancel, before the client closes
+
+	p := probes{store: store, timeout: cfg.storeTimeout, log: log}
+	ln, err := demo.Listen(cfg.addr)
+	if err != nil {
+		return err
+	}
+	log.Info("serving", "addr", ln.Addr().String(), "framework", cfg.framework, "store", storeName,
+		"store_timeout", cfg.storeTimeout,
+		"try", fmt.Sprintf("curl -H 'Authorization: Bearer <key>' http://%s/v1/inventory", ln.Addr()))
+	if ready != nil {
+		ready(ln.Addr().String())
+	}
+	if cfg.framework == "fiber" {
+		app := fiber.New(demo.FiberConfig())
+		for path, h := range p.routes() {
+			app.Get(path, func(c *fiber.Ctx) error {
+				status, ctype, body := h(c.UserContext())
+				c.Set("Content-Type", ctype)
+				c.Set("Cache-Control", "no-store")
+				return c.Status(status).Send(body)
+			})
+		}
+		if err := inventoryfiber.Register(app.Group("/v1"), api); err != nil {
+			ln.Close()
+			return err
+		}
+		return demo.ServeFiber(ctx, log, ln, app)
+	}
+	gin.SetMode(gin.ReleaseMode)
+	engine := gin.New()
+	engine.Use(gin.Recovery())
+	for path, h := range p.routes() {
+		engine.GET(path, func(c *gin.Context) {
+			status, ctype, body := h(c.Request.Context())
+			c.Header("Cache-Control", "no-store")
+			c.Data(status, ctype, body)
+		})
+	}
+	if err := inventorygin.Register(engine.Group("/v1"), api); err != nil {
+		ln.Close()
+		return err
+	}
+	return demo.ServeHTTP(ctx, log, ln, engine)
+}
+
+// connect returns a client on the Redis at url or, when url is empty, on
+// an embedded miniredis started now. storeName describes it for the log,
+// without credentials.
+func connect(url string, log *slog.Logger) (client *redis.Client, storeName string, closeFn func(), err error) {
+	var embedded *miniredis.Miniredis
+	if url == "" {
+		embedded = miniredis.NewMiniRedis()
+		if err := embedded.Start(); err != nil {
+			return nil, "", nil, fmt.Errorf("starting the embedded Redis: %w", err)
+		}
+		log.Info("REDIS_URL is not set: using an embedded in-memory Redis (miniredis) whose data is lost when the process stops; point at a real Redis with REDIS_URL=redis://127.0.0.1:6379/0",
+			"addr", embedded.Addr())
+		url = "redis://" + embedded.Addr() + "/0"
+	}
+	opts, err := redisstore.OptionsFromURL(url)
+	if err != nil {
+		if embedded != nil {
+			embedded.Close()
+		}
+		return nil, "", nil, err
+	}
+	client = redis.NewClient(opts)
+	storeName = "redis " + opts.Addr
+	if opts.TLSConfig != nil {
+		storeName = "redis (TLS) " + opts.Addr
+	}
+	if embedded != nil {
+		storeName = "embedded miniredis " + opts.Addr
+	}
+	return client, storeName, func() {
+		_ = client.Close()
+		if embedded != nil {
+			embedded.Close()
+		}
+	}, nil
+}
+
+// seedOnce seeds the store if it holds no entry; it reports whether the
+// store is now seeded or already held entries (false: Redis did not
+// answer).
+func seedOnce(ctx context.Context, log *slog.Logger, store *redisstore.Store, items []inventory.Item, timeout time.Duration) bool {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	wrote, err := store.PutIfEmpty(ctx, items...)
+	switch {
+	case err != nil:
+		log.Warn("could not seed the store yet; retrying in the background", "error", err)
+		return false
+	case wrote:
+		log.Info("seeded the empty store", "items", len(items))
+	default:
+		log.Info("the store already holds entries: not seeding")
+	}
+	return true
+}
+
+// seedUntilDone retries seedOnce, backing off to one try every 30 s,
+// until it succeeds or ctx is done.
+func seedUntilDone(ctx context.Context, log *slog.Logger, store *redisstore.Store, items []inventory.Item, timeout time.Duration) {
+	for wait := time.Second; ; wait = min(2*wait, 30*time.Second) {
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		if seedOnce(ctx, log, store, items, timeout) {
+			return
+		}
+	}
+}
+
+// probes are the routes outside /v1.
+type probes struct {
+	store   *redisstore.Store
+	timeout time.Duration
+	log     *slog.Logger
+}
+
+type probeFunc func(ctx context.Context) (status int, contentType string, body []byte)
+
+func (p probes) routes() map[string]probeFunc {
+	return map[string]probeFunc{
+		"/healthz":      p.healthz,
+		"/readyz":       p.readyz,
+		"/openapi.yaml": openAPI,
+	}
+}
+
+// healthz: the process is alive and serving; it does not look at Redis,
+// so that an orchestrator never restarts replicas for a Redis outage.
+func (p probes) healthz(context.Context) (int, string, []byte) {
+	return http.StatusOK, "application/json", []byte(`{"status":"ok"}`)
+}
+
+// readyz: Redis answers PING within the store timeout, so requests can be
+// served; an orchestrator stops routing traffic here while it fails.
+func (p probes) readyz(ctx context.Context) (int, string, []byte) {
+	ctx, cancel := context.WithTimeout(ctx, p.timeout)
+	defer cancel()
+	if err := p.store.Ping(ctx); err != nil {
+		p.log.WarnContext(ctx, "not ready: the store does not answer", "error", err)
+		return http.StatusServiceUnavailable, "application/json", []byte(`{"status":"unavailable","message":"the inventory store does not answer"}`)
+	}
+	return http.StatusOK, "application/json", []byte(`{"status":"ready"}`)
+}
+
+func openAPI(context.Context) (int, string, []byte) {
+	return http.StatusOK, "application/yaml", inventory.OpenAPI
+}
