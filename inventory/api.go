@@ -12,6 +12,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -35,7 +36,10 @@ func (r Route) Method() string {
 	return http.MethodPatch
 }
 
-// Request is what an adapter copies out of its framework's request.
+// Request is what an adapter copies out of its framework's request. Its
+// strings and bodies need stay valid only until Serve returns: Serve copies
+// whatever it keeps or hands to user code (an Authenticator), so an adapter
+// may pass memory its framework reuses (fasthttp's).
 type Request struct {
 	Method        string
 	Route         Route
@@ -43,9 +47,12 @@ type Request struct {
 	Authorization string // the Authorization header value
 	ContentType   string // the Content-Type header value
 	ContentLength int64  // -1 when unknown (chunked)
-	// Body is read only for an update, at most to the body limit + 1 byte,
-	// and only during Serve. nil means an empty body.
+	// Body is read only for an update, at most to the body limit + 1 byte.
+	// nil means an empty body.
 	Body io.Reader
+	// RawBody, when not nil, is the whole body already in memory (as
+	// fasthttp buffers it); Body is then ignored, and nothing is copied.
+	RawBody []byte
 }
 
 // API serves the inventory routes. It is safe for concurrent use. Build it
@@ -58,6 +65,7 @@ type API struct {
 	maxBody      int64
 	log          *slog.Logger
 	storeTimeout time.Duration
+	listCache    atomic.Pointer[encodedList] // for a VersionedLister store
 }
 
 // New returns an API over store. It fails, rather than serve the API open,
@@ -143,6 +151,11 @@ func methodForMessage(m string) string {
 func (a *API) authenticate(ctx context.Context, header string) (Response, bool) {
 	key, sent, msg := bearerKey(header)
 	if msg == "" {
+		if _, builtin := a.auth.(*keySet); !builtin {
+			// A user's Authenticator may keep the key (a cache): give it
+			// a copy, not the adapter's possibly reused memory.
+			key = strings.Clone(key)
+		}
 		err := a.auth.Authenticate(ctx, key)
 		if err == nil {
 			return Response{}, true
@@ -168,23 +181,65 @@ func (a *API) authenticate(ctx context.Context, header string) (Response, bool) 
 
 func (a *API) list(ctx context.Context) Response {
 	ctx, cancel := a.storeContext(ctx)
+	defer cancel()
+	if vl, ok := a.svc.store.(VersionedLister); ok {
+		return a.listCached(ctx, vl)
+	}
 	items, err := a.svc.List(ctx)
-	cancel()
 	if err != nil {
 		return a.fail(ctx, "list", err)
 	}
 	buf := getBuf()
-	b := append((*buf)[:0], '[')
+	r := Response{Status: http.StatusOK}
+	r.setBody(buf, appendList(*buf, items))
+	return r
+}
+
+// encodedList is the list body of one version of a VersionedLister's
+// contents. It is immutable once stored.
+type encodedList struct {
+	version uint64
+	body    []byte
+}
+
+// listCached answers from the cached body while the store reports no
+// change since it was encoded, and re-encodes (and caches) otherwise.
+func (a *API) listCached(ctx context.Context, vl VersionedLister) Response {
+	cached := a.listCache.Load()
+	var since uint64
+	if cached != nil {
+		since = cached.version
+	}
+	items, version, changed, err := vl.ListSince(ctx, since)
+	if err != nil {
+		return a.fail(ctx, "list", err)
+	}
+	if !changed && cached != nil {
+		return Response{Status: http.StatusOK, Body: cached.body}
+	}
+	body := appendList(nil, items)
+	// A concurrent list may store an older version after this one: the
+	// next list then sees a version mismatch and encodes again. The cache
+	// is never served for a version the store does not hold.
+	a.listCache.Store(&encodedList{version: version, body: body})
+	return Response{Status: http.StatusOK, Body: body}
+}
+
+// appendList appends the JSON array of items to b[:0], sized up front so
+// that a large inventory is not regrown step by step.
+func appendList(b []byte, items []Item) []byte {
+	const perItem = 56 // {"petId":…,"quantity":…,"status":"available"} with typical numbers
+	if need := 2 + len(items)*perItem; cap(b) < need {
+		b = make([]byte, 0, need)
+	}
+	b = append(b[:0], '[')
 	for i, it := range items {
 		if i > 0 {
 			b = append(b, ',')
 		}
 		b = it.AppendJSON(b)
 	}
-	b = append(b, ']')
-	r := Response{Status: http.StatusOK}
-	r.setBody(buf, b)
-	return r
+	return append(b, ']')
 }
 
 func (a *API) update(ctx context.Context, req Request) Response {
@@ -226,6 +281,12 @@ func (a *API) readBody(req Request, buf *[]byte) ([]byte, *Error) {
 	}
 	if req.ContentLength > a.maxBody {
 		return nil, tooLarge()
+	}
+	if req.RawBody != nil {
+		if int64(len(req.RawBody)) > a.maxBody {
+			return nil, tooLarge()
+		}
+		return req.RawBody, nil
 	}
 	if req.Body == nil {
 		return nil, nil
@@ -322,6 +383,11 @@ func (a *API) storeContext(ctx context.Context) (context.Context, context.Cancel
 func (a *API) fail(ctx context.Context, op string, err error) Response {
 	e, unexpected := asError(err)
 	switch {
+	case !unexpected && errors.Is(ctx.Err(), context.Canceled):
+		// The client went away: the answer (503) reaches nobody, and a
+		// disconnect is no outage worth a warning. A store deadline
+		// passing is one, and is warned about below.
+		a.log.DebugContext(ctx, "inventory: request context ended", "op", op, "error", err.Error())
 	case unexpected:
 		a.log.ErrorContext(ctx, "inventory: unexpected error", "op", op, "error", err.Error())
 	case e.Code == CodeUnavailable:

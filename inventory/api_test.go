@@ -20,7 +20,7 @@ import (
 	memstore "github.com/petinventory/petinventory/storage/memory"
 )
 
-// faultStore is a real memstore with a hook in front of List and
+// faultStore is a real memstore with a hook in front of List, ListSince and
 // SetQuantity that can fail, block or panic: the faults a backend can show.
 type faultStore struct {
 	*memstore.Store
@@ -34,6 +34,17 @@ func (s *faultStore) List(ctx context.Context) ([]inventory.Item, error) {
 		}
 	}
 	return s.Store.List(ctx)
+}
+
+// ListSince is hooked too: memstore's would otherwise be promoted past the
+// hook (the embedding trap VersionedLister's doc warns about).
+func (s *faultStore) ListSince(ctx context.Context, since uint64) ([]inventory.Item, uint64, bool, error) {
+	if s.hook != nil {
+		if err := s.hook(ctx, "list"); err != nil {
+			return nil, 0, false, err
+		}
+	}
+	return s.Store.ListSince(ctx, since)
 }
 
 func (s *faultStore) SetQuantity(ctx context.Context, petID int64, q int) (inventory.Item, error) {

@@ -50,14 +50,12 @@ func (c Code) Status() int {
 	return http.StatusInternalServerError
 }
 
-// known reports whether c is one of the contract's codes.
-func (c Code) known() bool {
-	return c == CodeInternal || c.Status() != http.StatusInternalServerError
-}
-
 // Error is the error type of the library and the Error body of the API:
 // Code, Message and the HTTP Status it is answered with. Err, when set, is
-// the cause; it is logged, never sent to the client.
+// the cause, for logs. Clients see Message for 4xx codes; for 500 and 503
+// they see a generic message, so a backend's details (addresses, commands)
+// never reach them. Errorf puts a %w operand's text into Message: use it
+// for client-facing causes only.
 //
 // Errors match by code with errors.Is, so a backend's
 // &Error{Code: CodeNotFound, ...} (or one wrapping it) satisfies
@@ -119,26 +117,31 @@ func asError(err error) (e *Error, unexpected bool) {
 	var ie *Error
 	if errors.As(err, &ie) {
 		switch ie.Code {
-		case CodeInternal:
-			return ErrInternal, true
 		case CodeUnavailable:
-			// Keep the backend's message only when it is ours to show;
-			// a generic one never leaks addresses of the store.
+			// A generic message: the backend's could leak the store's
+			// address; the cause is logged.
 			return ErrUnavailable, false
+		case CodeNotFound, CodeInvalidField:
+			// What a store (not found) or the Service (a quantity or item
+			// out of range) may answer with. Any other code from below
+			// the HTTP layer would come without its headers (Allow,
+			// WWW-Authenticate) and is a bug.
+		default:
+			return ErrInternal, true
 		}
-		if ie.Status == 0 && ie.Code.known() {
+		switch ie.Status {
+		case ie.Code.Status():
+			return ie, false
+		case 0:
 			// &Error{Code: CodeNotFound, Message: ...}, as the Error doc
 			// shows a backend building it, leaves the status to the code.
 			withStatus := *ie
 			withStatus.Status = ie.Code.Status()
 			return &withStatus, false
 		}
-		if !ie.Code.known() || ie.Status != ie.Code.Status() {
-			// A hand-built Error with a status that does not go with its
-			// code is a bug in whoever built it.
-			return ErrInternal, true
-		}
-		return ie, false
+		// A status that does not go with the code is a bug in whoever
+		// built the Error.
+		return ErrInternal, true
 	}
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 		return ErrUnavailable, false

@@ -1,7 +1,10 @@
 package inventory
 
 import (
+	"errors"
+	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 )
 
@@ -23,6 +26,42 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		resp := errorResponse(Errorf(CodeNotFound, "no such route; the inventory API serves GET /inventory and PATCH /inventory/{petId}"))
 		WriteResponse(w, &resp)
 	}
+}
+
+// Register mounts the routes on mux under prefix ("" or a path such as
+// "/v1", without a trailing slash), with the standard mux's own matching
+// ("{petId}" wildcards), so that no request is rewritten on its way in as
+// with http.StripPrefix:
+//
+//	mux := http.NewServeMux()
+//	if err := api.Register(mux, "/v1"); err != nil { ... }
+//
+// Every method is routed to the API, which answers the contract's 405s. It
+// returns an error, instead of the mux's panic, when the patterns conflict
+// with routes already on mux.
+func (a *API) Register(mux *http.ServeMux, prefix string) (err error) {
+	if mux == nil {
+		return errors.New("inventory: Register: mux is nil")
+	}
+	if prefix != "" && (!strings.HasPrefix(prefix, "/") || strings.HasSuffix(prefix, "/") || strings.ContainsAny(prefix, "{} \t")) {
+		return fmt.Errorf("inventory: Register: prefix %q must be empty or start with / and not end with /", prefix)
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("inventory: Register: the mux refused the routes: %v", v)
+		}
+	}()
+	mux.HandleFunc(prefix+"/inventory", func(w http.ResponseWriter, r *http.Request) {
+		a.ServeRoute(w, r, RouteList, "")
+	})
+	// "/inventory/" is the item route with an empty petId (a 400).
+	mux.HandleFunc(prefix+"/inventory/{$}", func(w http.ResponseWriter, r *http.Request) {
+		a.ServeRoute(w, r, RouteItem, "")
+	})
+	mux.HandleFunc(prefix+"/inventory/{petId}", func(w http.ResponseWriter, r *http.Request) {
+		a.ServeRoute(w, r, RouteItem, r.PathValue("petId"))
+	})
+	return nil
 }
 
 // ServeRoute serves one request for a router built on net/http that has
@@ -48,10 +87,23 @@ func (a *API) ServeRoute(w http.ResponseWriter, r *http.Request, route Route, pe
 // WriteResponse copies resp to w, then releases it.
 func WriteResponse(w http.ResponseWriter, resp *Response) {
 	h := w.Header()
-	// Set canonicalises the name ("WWW-Authenticate" is kept as
-	// "Www-Authenticate"), so that middleware reading h.Get finds it.
-	resp.VisitHeaders(h.Set)
-	h["Content-Length"] = []string{itoa(len(resp.Body))}
+	hs, n := resp.headers()
+	// One backing array for every value; each header gets a full-capacity
+	// slice of it, so an append by later middleware copies instead of
+	// overwriting a neighbour.
+	vals := make([]string, n+1)
+	for i, hd := range hs[:n] {
+		vals[i] = hd.value
+		name := hd.name
+		if name == "WWW-Authenticate" {
+			// net/http keys its maps in canonical form, so that
+			// middleware's h.Get finds it.
+			name = "Www-Authenticate"
+		}
+		h[name] = vals[i : i+1 : i+1]
+	}
+	vals[n] = strconv.Itoa(len(resp.Body))
+	h["Content-Length"] = vals[n : n+1 : n+1]
 	w.WriteHeader(resp.Status)
 	_, _ = w.Write(resp.Body) // a client gone away is nobody's error to report
 	resp.Release()

@@ -9,7 +9,8 @@ import (
 // Response is a complete answer to one request, for an adapter to copy out:
 // set every header VisitHeaders names, write Status, write Body. Call
 // Release once the body has been copied or written, so its buffer can be
-// reused; forgetting it only costs garbage.
+// reused; forgetting it only costs garbage. Body must not be modified: it
+// may be shared with other responses (the cached list).
 type Response struct {
 	Status int
 	Body   []byte
@@ -20,21 +21,35 @@ type Response struct {
 	buf             *[]byte // pooled buffer that backs Body, if any
 }
 
+// header is one response header.
+type header struct{ name, value string }
+
+// maxHeaders is how many headers a Response can carry.
+const maxHeaders = 6
+
+// headers lists the response's headers without allocating: the ones every
+// response carries and those of this one.
+func (r *Response) headers() (hs [maxHeaders]header, n int) {
+	hs[0] = header{"Content-Type", "application/json"}
+	hs[1] = header{"Cache-Control", "no-store"}
+	hs[2] = header{"X-Content-Type-Options", "nosniff"}
+	n = 3
+	for _, h := range [...]header{{"Allow", r.allow}, {"WWW-Authenticate", r.wwwAuthenticate}, {"Retry-After", r.retryAfter}} {
+		if h.value != "" {
+			hs[n] = h
+			n++
+		}
+	}
+	return hs, n
+}
+
 // VisitHeaders calls set for every header of the response, the ones every
 // response carries (Content-Type, Cache-Control, X-Content-Type-Options)
 // and those of this one (Allow, WWW-Authenticate, Retry-After).
 func (r *Response) VisitHeaders(set func(name, value string)) {
-	set("Content-Type", "application/json")
-	set("Cache-Control", "no-store")
-	set("X-Content-Type-Options", "nosniff")
-	if r.allow != "" {
-		set("Allow", r.allow)
-	}
-	if r.wwwAuthenticate != "" {
-		set("WWW-Authenticate", r.wwwAuthenticate)
-	}
-	if r.retryAfter != "" {
-		set("Retry-After", r.retryAfter)
+	hs, n := r.headers()
+	for _, h := range hs[:n] {
+		set(h.name, h.value)
 	}
 }
 
@@ -122,5 +137,3 @@ func appendJSONString(b []byte, s string) []byte {
 	}
 	return append(b, '"')
 }
-
-func itoa(n int) string { return strconv.Itoa(n) }

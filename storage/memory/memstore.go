@@ -14,14 +14,20 @@ type Store struct {
 	mu    sync.RWMutex
 	items []inventory.Item // sorted by PetID
 	index map[int64]int    // PetID → position in items
+	// version counts writes, for ListSince: the API serves its cached
+	// encoding of the list while it is unchanged.
+	version uint64
 }
 
-var _ inventory.Store = (*Store)(nil)
+var (
+	_ inventory.Store           = (*Store)(nil)
+	_ inventory.VersionedLister = (*Store)(nil)
+)
 
 // New returns a store holding the given items, which are validated as by
 // inventory.Item.Validate; a pet given twice keeps its last entry.
 func New(items ...inventory.Item) (*Store, error) {
-	s := &Store{index: make(map[int64]int, len(items))}
+	s := &Store{index: make(map[int64]int, len(items)), version: 1}
 	for _, it := range items {
 		if err := it.Validate(); err != nil {
 			return nil, err
@@ -44,6 +50,21 @@ func (s *Store) List(ctx context.Context) ([]inventory.Item, error) {
 	return out, nil
 }
 
+// ListSince is List, skipped when the contents are those of version since.
+func (s *Store) ListSince(ctx context.Context, since uint64) ([]inventory.Item, uint64, bool, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, 0, false, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.version == since {
+		return nil, s.version, false, nil
+	}
+	out := make([]inventory.Item, len(s.items))
+	copy(out, s.items)
+	return out, s.version, true, nil
+}
+
 // SetQuantity replaces one pet's quantity under the write lock and returns
 // the entry as it stands after this write.
 func (s *Store) SetQuantity(ctx context.Context, petID int64, quantity int) (inventory.Item, error) {
@@ -57,6 +78,7 @@ func (s *Store) SetQuantity(ctx context.Context, petID int64, quantity int) (inv
 		return inventory.Item{}, inventory.ErrNotFound
 	}
 	s.items[i].Quantity = quantity
+	s.version++
 	return s.items[i], nil
 }
 
@@ -72,6 +94,7 @@ func (s *Store) Put(ctx context.Context, items ...inventory.Item) error {
 }
 
 func (s *Store) put(items []inventory.Item) {
+	s.version++
 	added := false
 	for _, it := range items {
 		if i, ok := s.index[it.PetID]; ok {
@@ -108,5 +131,6 @@ func (s *Store) Delete(ctx context.Context, petID int64) error {
 	s.items = append(s.items[:i], s.items[i+1:]...)
 	delete(s.index, petID)
 	s.reindex()
+	s.version++
 	return nil
 }
