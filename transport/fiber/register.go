@@ -1,10 +1,8 @@
 package inventoryfiber
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
@@ -53,40 +51,34 @@ func Register(router fiber.Router, api *inventory.API) (err error) {
 
 // serve copies the request in and the response out. fasthttp reuses the
 // memory behind c.Params, c.Get and the body once the handler returns
-// (fiber issues #426, #2902): Serve is done with them when it returns, and
-// the Authorization value, which reaches user code (an Authenticator), is
-// cloned.
+// (fiber issues #426, #2902); Serve copies whatever it keeps, so they are
+// passed as they are.
 func serve(c *fiber.Ctx, api *inventory.API, route inventory.Route, petID string) error {
-	body, length := requestBody(c)
-	resp := api.Serve(c.UserContext(), inventory.Request{
+	req := inventory.Request{
 		Method:        c.Method(),
 		Route:         route,
 		PetID:         petID,
-		Authorization: strings.Clone(c.Get(fiber.HeaderAuthorization)),
+		Authorization: c.Get(fiber.HeaderAuthorization),
 		ContentType:   c.Get(fiber.HeaderContentType),
-		ContentLength: length,
-		Body:          body,
-	})
+	}
+	if s := c.Context().RequestBodyStream(); s != nil {
+		// fiber.Config.StreamRequestBody: the body is still on the wire,
+		// and the API reads no more of it than its limit + 1 byte.
+		req.Body = s
+		req.ContentLength = max(int64(c.Request().Header.ContentLength()), -1)
+	} else {
+		// fasthttp has buffered the body (up to BodyLimit); raw, with no
+		// Content-Encoding decoding, as on net/http.
+		req.RawBody = c.Request().Body()
+		if req.RawBody == nil {
+			req.RawBody = []byte{}
+		}
+		req.ContentLength = int64(len(req.RawBody))
+	}
+	resp := api.Serve(c.UserContext(), req)
 	c.Status(resp.Status)
 	resp.VisitHeaders(func(name, value string) { c.Set(name, value) })
 	c.Response().SetBody(resp.Body) // copies
 	resp.Release()
 	return nil
-}
-
-// requestBody returns the raw body (no Content-Encoding decoding, as on
-// net/http) and its declared length. With fiber.Config.StreamRequestBody
-// the body is still on the wire: the API then reads no more than its limit
-// + 1 byte, so a huge body is refused without being buffered. Otherwise
-// fasthttp has already buffered it (up to BodyLimit).
-func requestBody(c *fiber.Ctx) (io.Reader, int64) {
-	if s := c.Context().RequestBodyStream(); s != nil {
-		n := int64(c.Request().Header.ContentLength())
-		if n < 0 {
-			n = -1 // chunked or unknown
-		}
-		return s, n
-	}
-	raw := c.Request().Body()
-	return bytes.NewReader(raw), int64(len(raw))
 }
