@@ -38,7 +38,10 @@
 //     the hot pet is the last write of one of the writers;
 //   - the same while entries of other pets are put and deleted, where an
 //     update may fail with ErrUnavailable (a backend may give up on a
-//     contended optimistic transaction) but never return a wrong item.
+//     contended optimistic transaction) but never return a wrong item;
+//   - for a store that implements the optional inventory.VersionedLister:
+//     a version that is never 0 and changes with every write, no items for
+//     an unchanged version, and List's items for a changed one.
 //
 // The checks themselves are plain functions returning errors, so the
 // package's own tests prove each one fails on a store that breaks its

@@ -94,4 +94,5 @@ var checks = []check{
 	{"ContextDone", checkContextDone},
 	{"ConcurrentUpdates", checkConcurrentUpdates},
 	{"ConcurrentPutDelete", checkConcurrentPutDelete},
+	{"ListSince", checkListSince},
 }

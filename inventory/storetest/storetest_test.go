@@ -20,6 +20,14 @@ type broken struct {
 	set    func(s *memstore.Store, ctx context.Context, id int64, q int) (inventory.Item, error)
 	put    func(s *memstore.Store, ctx context.Context, items ...inventory.Item) error
 	delete func(s *memstore.Store, ctx context.Context, id int64) error
+	since  func(s *memstore.Store, ctx context.Context, v uint64) ([]inventory.Item, uint64, bool, error)
+}
+
+func (b *broken) ListSince(ctx context.Context, v uint64) ([]inventory.Item, uint64, bool, error) {
+	if b.since != nil {
+		return b.since(b.Store, ctx, v)
+	}
+	return b.Store.ListSince(ctx, v)
 }
 
 func (b *broken) List(ctx context.Context) ([]inventory.Item, error) {
@@ -150,7 +158,9 @@ func TestChecksCatchBrokenStores(t *testing.T) {
 			return nil // never deletes
 		}}},
 		{"IgnoresContext", "ContextDone", broken{
-			list: func(s *memstore.Store, _ context.Context) ([]inventory.Item, error) { return s.List(context.Background()) },
+			list: func(s *memstore.Store, _ context.Context) ([]inventory.Item, error) {
+				return s.List(context.Background())
+			},
 		}},
 		{"WritesThenReportsCancel", "ContextDone", broken{set: func(s *memstore.Store, ctx context.Context, id int64, q int) (inventory.Item, error) {
 			it, err := s.SetQuantity(context.Background(), id, q)
@@ -203,6 +213,30 @@ func TestChecksCatchBrokenStores(t *testing.T) {
 				return nil // claims success, keeps the entry
 			}
 			return s.Delete(ctx, id)
+		}}},
+		{"ListSinceNeverChanges", "ListSince", broken{since: func(s *memstore.Store, ctx context.Context, v uint64) ([]inventory.Item, uint64, bool, error) {
+			if v == 0 {
+				items, err := s.List(ctx)
+				return items, 1, true, err
+			}
+			return nil, 1, false, nil
+		}}},
+		{"ListSinceVersionZero", "ListSince", broken{since: func(s *memstore.Store, ctx context.Context, v uint64) ([]inventory.Item, uint64, bool, error) {
+			items, _, changed, err := s.ListSince(ctx, v)
+			return items, 0, changed, err
+		}}},
+		{"ListSinceOtherItems", "ListSince", broken{since: func(s *memstore.Store, ctx context.Context, v uint64) ([]inventory.Item, uint64, bool, error) {
+			items, version, changed, err := s.ListSince(ctx, v)
+			slices.Reverse(items)
+			return items, version, changed, err
+		}}},
+		{"ListSinceItemsWhenUnchanged", "ListSince", broken{since: func(s *memstore.Store, ctx context.Context, v uint64) ([]inventory.Item, uint64, bool, error) {
+			_, version, changed, err := s.ListSince(ctx, v)
+			items, _ := s.List(ctx)
+			return items, version, changed, err
+		}}},
+		{"ListSinceIgnoresContext", "ListSince", broken{since: func(s *memstore.Store, _ context.Context, v uint64) ([]inventory.Item, uint64, bool, error) {
+			return s.ListSince(context.Background(), v)
 		}}},
 	}
 	cfg := Config{Writers: 4, Updates: 20}.withDefaults()
