@@ -1,0 +1,359 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/gorillamux"
+
+	"github.com/petinventory/petinventory/conformancetest"
+	"github.com/petinventory/petinventory/inventory"
+)
+
+// loadDoc loads and validates inventory.OpenAPI. kin-openapi v0.152.0
+// validates OpenAPI 3.1 documents (structure, references, examples
+// against their schemas) and validates data with a JSON Schema 2020-12
+// validator, which is what this document needs (const, type integer for
+// whole numbers).
+func loadDoc(t *testing.T) *openapi3.T {
+	t.Helper()
+	loader := openapi3.NewLoader()
+	doc, err := loader.LoadFromData(inventory.OpenAPI)
+	if err != nil {
+		t.Fatalf("loading inventory/openapi.yaml: %v", err)
+	}
+	if !doc.IsOpenAPI31OrLater() {
+		t.Fatalf("inventory/openapi.yaml declares openapi %q, want 3.1", doc.OpenAPI)
+	}
+	if err := doc.Validate(context.Background(), openapi3.EnableExamplesValidation()); err != nil {
+		t.Fatalf("inventory/openapi.yaml is not a valid OpenAPI 3.1 document: %v", err)
+	}
+	return doc
+}
+
+func TestOpenAPIDocumentIsValid(t *testing.T) {
+	doc := loadDoc(t)
+	if got := doc.Paths.Value("/inventory").Get.OperationID; got != conformancetest.ListInventory {
+		t.Errorf("GET /inventory operationId %q, want %q", got, conformancetest.ListInventory)
+	}
+	if got := doc.Paths.Value("/inventory/{petId}").Patch.OperationID; got != conformancetest.UpdateInventory {
+		t.Errorf("PATCH /inventory/{petId} operationId %q, want %q", got, conformancetest.UpdateInventory)
+	}
+	if len(doc.Paths.Map()) != 2 {
+		t.Errorf("the document has %d paths, want the two routes", len(doc.Paths.Map()))
+	}
+	for _, s := range doc.Servers {
+		if !strings.HasSuffix(s.URL, "/v1") {
+			t.Errorf("server %q does not end with the /v1 version segment", s.URL)
+		}
+	}
+	if ss := doc.Components.SecuritySchemes["bearerAuth"]; ss == nil || ss.Value.Type != "http" || ss.Value.Scheme != "bearer" {
+		t.Errorf("components.securitySchemes.bearerAuth is not an http bearer scheme")
+	}
+}
+
+// operation returns the operation a request is answered by: the
+// document's own for GET /inventory and PATCH /inventory/{petId}, and for
+// any other method a stand-in whose only response is the document's
+// MethodNotAllowed.
+func operation(doc *openapi3.T, method, path string) (*openapi3.Operation, string) {
+	p, _, _ := strings.Cut(path, "?")
+	list := p == "/inventory"
+	switch {
+	case list && method == http.MethodGet:
+		return doc.Paths.Value("/inventory").Get, "/inventory"
+	case !list && method == http.MethodPatch:
+		return doc.Paths.Value("/inventory/{petId}").Patch, "/inventory/{petId}"
+	}
+	responses := openapi3.NewResponses()
+	responses.Delete("default")
+	responses.Set("405", &openapi3.ResponseRef{Value: doc.Components.Responses["MethodNotAllowed"].Value})
+	return &openapi3.Operation{OperationID: conformancetest.OtherMethod, Responses: responses}, p
+}
+
+// validate validates one answer with kin-openapi's openapi3filter: the
+// status must be documented, the headers and the body must match.
+func validate(doc *openapi3.T, req *http.Request, path string, status int, header http.Header, body []byte) error {
+	op, tmpl := operation(doc, req.Method, path)
+	route := &routers.Route{Spec: doc, Path: tmpl, Method: req.Method, Operation: op}
+	in := &openapi3filter.ResponseValidationInput{
+		RequestValidationInput: &openapi3filter.RequestValidationInput{Request: req, Route: route},
+		Status:                 status,
+		Header:                 header,
+		Options:                &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true},
+	}
+	in.SetBodyBytes(body)
+	return openapi3filter.ValidateResponse(context.Background(), in)
+}
+
+// captured is one request the suite sent and the answer it got.
+type captured struct {
+	req    *http.Request
+	status int
+	header http.Header
+	body   []byte
+}
+
+// capturing is an http.RoundTripper that records every answer.
+type capturing struct {
+	mu  sync.Mutex
+	all []captured
+}
+
+// CloseIdleConnections lets the suite close the pooled connections.
+func (c *capturing) CloseIdleConnections() {
+	http.DefaultTransport.(*http.Transport).CloseIdleConnections()
+}
+
+func (c *capturing) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := http.DefaultTransport.RoundTrip(r)
+	if err != nil {
+		return nil, err
+	}
+	b, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(b))
+	c.mu.Lock()
+	c.all = append(c.all, captured{req: r, status: resp.StatusCode, header: resp.Header.Clone(), body: b})
+	c.mu.Unlock()
+	return resp, nil
+}
+
+// TestOpenAPIResponses runs the whole contract suite over every transport
+// and validates every answer it provoked against the OpenAPI document
+// with kin-openapi, independently of the suite's own validator.
+func TestOpenAPIResponses(t *testing.T) {
+	for _, tr := range transports {
+		t.Run(tr.name, func(t *testing.T) {
+			doc := loadDoc(t)
+			base := tr.serve(t, nil, newAPI(t, openMemory(t, seed...)))
+			capt := &capturing{}
+			rep, err := conformancetest.RunChecks(t.Context(), conformancetest.Config{
+				BaseURL: base, APIKey: testKey, HTTPClient: &http.Client{Transport: capt},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Failed() {
+				t.Fatalf("the suite failed against the real API: %s", rep.Summary())
+			}
+			// The router proves that the document's paths match the URLs
+			// served (the base with /v1 as the server).
+			doc.Servers = openapi3.Servers{{URL: base}}
+			router, err := gorillamux.NewRouter(doc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			seen := map[int]int{}
+			routed := 0
+			for _, c := range capt.all {
+				path := strings.TrimPrefix(c.req.URL.Path, strings.TrimPrefix(base, "http://"+c.req.URL.Host))
+				if r, _, err := router.FindRoute(c.req); err == nil {
+					routed++
+					if r.Operation == nil || !strings.HasPrefix(path, "/inventory") {
+						t.Errorf("%s %s: routed to an unexpected route %v", c.req.Method, c.req.URL, r.Path)
+					}
+				} else if !errors.Is(err, routers.ErrMethodNotAllowed) && !errors.Is(err, routers.ErrPathNotFound) {
+					t.Errorf("%s %s: router: %v", c.req.Method, c.req.URL, err)
+				}
+				if c.req.Method == http.MethodHead {
+					seen[c.status]++ // no body; openapi3filter skips HEAD
+					continue
+				}
+				if err := validate(doc, c.req, path, c.status, c.header, c.body); err != nil {
+					t.Errorf("%s %s → %d %s\ndoes not match inventory/openapi.yaml: %v", c.req.Method, c.req.URL, c.status, c.body, err)
+				}
+				seen[c.status]++
+			}
+			for _, st := range []int{200, 400, 401, 404, 405, 413, 415} {
+				if seen[st] == 0 {
+					t.Errorf("the suite provoked no %d answer; the validation covers less than it should", st)
+				}
+			}
+			if routed == 0 {
+				t.Errorf("the kin-openapi router matched none of %d requests to the document's paths", len(capt.all))
+			}
+			// A negative control: the same validation rejects a tampered
+			// answer, so the loop above is not vacuous.
+			for _, c := range capt.all {
+				if c.status != http.StatusUnauthorized || c.req.Method == http.MethodHead {
+					continue
+				}
+				path := strings.TrimPrefix(c.req.URL.Path, strings.TrimPrefix(base, "http://"+c.req.URL.Host))
+				noCache := c.header.Clone()
+				noCache.Del("Cache-Control")
+				if validate(doc, c.req, path, c.status, noCache, c.body) == nil {
+					t.Errorf("a 401 without Cache-Control validated; the header rules are not applied")
+				}
+				extra := bytes.Replace(c.body, []byte(`{`), []byte(`{"extra":1,`), 1)
+				if validate(doc, c.req, path, c.status, c.header, extra) == nil {
+					t.Errorf("a 401 with an extra member validated: %s", extra)
+				}
+				badChallenge := c.header.Clone()
+				badChallenge.Set("WWW-Authenticate", `Basic realm="inventory"`)
+				if validate(doc, c.req, path, c.status, badChallenge, c.body) == nil {
+					t.Errorf("a 401 with a Basic challenge validated")
+				}
+				break
+			}
+			t.Logf("%d answers validated (%d routed by the document's paths): %v", len(capt.all), routed, seen)
+		})
+	}
+}
+
+// TestOpenAPIAgreesWithSuite proves that the rules conformancetest embeds
+// (it may not import this repository) are those of inventory/openapi.yaml:
+// the same statuses per operation, the same required headers, and the
+// same verdict on a corpus of good and bad bodies for every status.
+func TestOpenAPIAgreesWithSuite(t *testing.T) {
+	doc := loadDoc(t)
+	allStatuses := []int{200, 400, 401, 404, 405, 413, 415, 500, 503}
+	for _, opID := range []string{conformancetest.ListInventory, conformancetest.UpdateInventory, conformancetest.OtherMethod} {
+		method, path := http.MethodGet, "/inventory"
+		switch opID {
+		case conformancetest.UpdateInventory:
+			method, path = http.MethodPatch, "/inventory/1"
+		case conformancetest.OtherMethod:
+			method = http.MethodDelete
+		}
+		op, _ := operation(doc, method, path)
+		var docStatuses []int
+		for code := range op.Responses.Map() {
+			n, err := strconv.Atoi(code)
+			if err != nil {
+				t.Errorf("%s: response %q is not a status", opID, code)
+				continue
+			}
+			docStatuses = append(docStatuses, n)
+		}
+		sort.Ints(docStatuses)
+		if want := conformancetest.DocumentedStatuses(opID); !slices.Equal(docStatuses, want) {
+			t.Errorf("%s: the document gives statuses %v, conformancetest %v", opID, docStatuses, want)
+		}
+		for _, st := range docStatuses {
+			resp := op.Responses.Status(st).Value
+			var required []string
+			for name, h := range resp.Headers {
+				if h.Value.Required {
+					required = append(required, name)
+				}
+			}
+			if resp.Content.Get("application/json") != nil {
+				required = append(required, "Content-Type")
+			}
+			sort.Strings(required)
+			if want := conformancetest.RequiredHeaders(st); !slices.Equal(required, want) {
+				t.Errorf("%s %d: the document requires headers %v, conformancetest %v", opID, st, required, want)
+			}
+		}
+		req, _ := http.NewRequest(method, "http://example.test/v1"+path, nil)
+		for _, st := range allStatuses {
+			accepted, rejected := 0, 0
+			for _, body := range corpus(st) {
+				header := validHeaders(st)
+				kinErr := validate(doc, req, path, st, header, []byte(body))
+				ourErr := conformancetest.ValidateResponseBody(opID, st, []byte(body))
+				if (kinErr == nil) != (ourErr == nil) {
+					t.Errorf("%s %d %s:\n kin-openapi: %v\n conformancetest: %v", opID, st, body, kinErr, ourErr)
+				}
+				if kinErr == nil {
+					accepted++
+				} else {
+					rejected++
+				}
+			}
+			// The corpus must exercise both verdicts for every documented
+			// status, or the comparison proves nothing.
+			if slices.Contains(docStatuses, st) && (accepted == 0 || rejected == 0) {
+				t.Errorf("%s %d: the corpus got %d accepted and %d rejected bodies; it must have both", opID, st, accepted, rejected)
+			}
+		}
+	}
+}
+
+// validHeaders are headers that the document accepts for status.
+func validHeaders(status int) http.Header {
+	h := http.Header{}
+	h.Set("Content-Type", "application/json")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+	switch status {
+	case 401:
+		h.Set("WWW-Authenticate", `Bearer realm="inventory", error="invalid_token"`)
+	case 405:
+		h.Set("Allow", "GET")
+	case 503:
+		h.Set("Retry-After", "1")
+	}
+	return h
+}
+
+// corpus returns bodies, good and bad, to give both validators for an
+// answer of status.
+func corpus(status int) []string {
+	items := []string{
+		`{"petId":1,"quantity":2,"status":"sold"}`,
+		`{"petId":-9,"quantity":0,"status":"available"}`,
+		`{"petId":1,"quantity":2147483647,"status":"pending"}`,
+		`{"petId":1,"quantity":2.0,"status":"sold"}`,
+		`{"petId":1,"quantity":2147483648,"status":"sold"}`,
+		`{"petId":1,"quantity":-1,"status":"sold"}`,
+		`{"petId":1,"quantity":2.5,"status":"sold"}`,
+		`{"petId":1,"quantity":"2","status":"sold"}`,
+		`{"petId":1,"quantity":null,"status":"sold"}`,
+		`{"petId":1.5,"quantity":2,"status":"sold"}`,
+		`{"petId":"1","quantity":2,"status":"sold"}`,
+		`{"petId":1,"quantity":2,"status":"lost"}`,
+		`{"petId":1,"quantity":2,"status":null}`,
+		`{"petId":1,"quantity":2}`,
+		`{"quantity":2,"status":"sold"}`,
+		`{"petId":1,"status":"sold"}`,
+		`{"petId":1,"quantity":2,"status":"sold","name":"Rex"}`,
+		`{}`, `null`, `[]`, `"x"`, `7`,
+	}
+	var out []string
+	out = append(out, items...)
+	out = append(out, `[`+items[0]+`,`+items[1]+`]`)
+	for _, it := range items {
+		out = append(out, `[`+it+`]`)
+	}
+	codes := []string{"invalid_pet_id", "invalid_json", "missing_field", "invalid_field", "unknown_field", "unauthorized",
+		"not_found", "method_not_allowed", "payload_too_large", "unsupported_media_type", "internal", "unavailable", "teapot"}
+	for _, c := range codes {
+		out = append(out, fmt.Sprintf(`{"code":%q,"message":"m","status":%d}`, c, status))
+	}
+	code := "internal"
+	if cs := conformancetest.ErrorCodes(status); len(cs) > 0 {
+		code = cs[0]
+	}
+	out = append(out,
+		fmt.Sprintf(`{"code":%q,"message":"m","status":%d.0}`, code, status),
+		fmt.Sprintf(`{"code":%q,"message":"m","status":%d}`, code, status+1),
+		fmt.Sprintf(`{"code":%q,"message":"m","status":"%d"}`, code, status),
+		fmt.Sprintf(`{"code":%q,"message":"","status":%d}`, code, status),
+		fmt.Sprintf(`{"code":%q,"message":5,"status":%d}`, code, status),
+		fmt.Sprintf(`{"code":%q,"status":%d}`, code, status),
+		fmt.Sprintf(`{"message":"m","status":%d}`, status),
+		fmt.Sprintf(`{"code":%q,"message":"m"}`, code),
+		fmt.Sprintf(`{"code":%q,"message":"m","status":%d,"details":"x"}`, code, status),
+		fmt.Sprintf(`{"code":5,"message":"m","status":%d}`, status),
+		fmt.Sprintf(`[{"code":%q,"message":"m","status":%d}]`, code, status),
+	)
+	return out
+}
