@@ -28,7 +28,8 @@ type checker struct {
 
 	// snapshot is the inventory before the check's first PATCH; restore
 	// compares with it.
-	snapshot map[int64]item
+	snapshot   map[int64]item
+	snapshotOK bool
 	// touched pets are changed on purpose; guarded pets are targets of
 	// requests that must be rejected.
 	touched, guarded map[int64]bool
@@ -332,6 +333,9 @@ func (c *checker) protect() {
 	c.mu.Lock()
 	if c.snapshot == nil {
 		c.snapshot = snap
+		// Without a readable inventory there is nothing to compare
+		// with; list/ok reports why.
+		c.snapshotOK = err == nil
 	}
 	c.mu.Unlock()
 }
@@ -344,7 +348,7 @@ const restoreTimeout = 30 * time.Second
 // it should not have caused. A pet changed by another client meanwhile
 // (to a value this check never sent) is left alone.
 func (c *checker) restore() {
-	if c.snapshot == nil {
+	if c.snapshot == nil || !c.snapshotOK {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.ctx), restoreTimeout)

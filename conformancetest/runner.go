@@ -165,6 +165,10 @@ func RunChecks(ctx context.Context, cfg Config) (*Report, error) {
 		rep.Interrupted = true
 	}
 	rep.Duration = time.Since(rep.Started)
+	// Leave no idle connection to the target behind: a server that shuts
+	// down gracefully would wait for them (fasthttp waits for every open
+	// connection, including ones dialled but never used).
+	rn.cfg.HTTPClient.CloseIdleConnections()
 	return rep, nil
 }
 

@@ -23,6 +23,8 @@ func Run(t *testing.T, cfg Config) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Leave no idle connection to the target behind (see RunChecks).
+	t.Cleanup(rn.cfg.HTTPClient.CloseIdleConnections)
 	if note, err := rn.probe(t.Context()); err != nil {
 		t.Fatal(err)
 	} else if note != "" {
