@@ -84,26 +84,41 @@ func (a *API) ServeRoute(w http.ResponseWriter, r *http.Request, route Route, pe
 	WriteResponse(w, &resp)
 }
 
+// The values of the headers every response carries, shared by all
+// responses: len == cap == 1, so that a later h.Add appends to a copy, and
+// h.Set replaces the slice; nothing writes into them.
+var (
+	valJSON    = []string{"application/json"}
+	valNoStore = []string{"no-store"}
+	valNosniff = []string{"nosniff"}
+)
+
 // WriteResponse copies resp to w, then releases it.
 func WriteResponse(w http.ResponseWriter, resp *Response) {
 	h := w.Header()
+	h["Content-Type"] = valJSON
+	h["Cache-Control"] = valNoStore
+	h["X-Content-Type-Options"] = valNosniff
+	// Content-Length and this response's own headers share one backing
+	// array; each gets a full-capacity slice of it, so that an append by
+	// later middleware copies instead of overwriting a neighbour.
 	hs, n := resp.headers()
-	// One backing array for every value; each header gets a full-capacity
-	// slice of it, so an append by later middleware copies instead of
-	// overwriting a neighbour.
-	vals := make([]string, n+1)
-	for i, hd := range hs[:n] {
-		vals[i] = hd.value
-		name := hd.name
-		if name == "WWW-Authenticate" {
+	vals := make([]string, 0, 4)
+	set := func(name, value string) {
+		vals = append(vals, value)
+		h[name] = vals[len(vals)-1 : len(vals) : len(vals)]
+	}
+	set("Content-Length", strconv.Itoa(len(resp.Body)))
+	for _, hd := range hs[3:n] {
+		switch hd.name {
+		case "WWW-Authenticate":
 			// net/http keys its maps in canonical form, so that
 			// middleware's h.Get finds it.
-			name = "Www-Authenticate"
+			set("Www-Authenticate", hd.value)
+		default:
+			set(hd.name, hd.value)
 		}
-		h[name] = vals[i : i+1 : i+1]
 	}
-	vals[n] = strconv.Itoa(len(resp.Body))
-	h["Content-Length"] = vals[n : n+1 : n+1]
 	w.WriteHeader(resp.Status)
 	_, _ = w.Write(resp.Body) // a client gone away is nobody's error to report
 	resp.Release()

@@ -1,7 +1,7 @@
 package inventory_test
 
 // The benchmarks measure what the library costs a net/http host: each one
-// runs the API mounted as the docs say (http.StripPrefix under /v1 on a
+// runs the API mounted as the docs say (api.Register(mux, "/v1") on a
 // ServeMux, "lib") beside the least a net/http handler on the same
 // ServeMux can do for the same work ("bare"), in the same run, through the
 // same entry point (mux.ServeHTTP with one reusable ResponseWriter, no
@@ -107,7 +107,9 @@ func benchLibHandler(b *testing.B, items []inventory.Item) http.Handler {
 		b.Fatal(err)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/v1/", http.StripPrefix("/v1", api))
+	if err := api.Register(mux, "/v1"); err != nil {
+		b.Fatal(err)
+	}
 	return mux
 }
 

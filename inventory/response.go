@@ -27,8 +27,9 @@ type header struct{ name, value string }
 // maxHeaders is how many headers a Response can carry.
 const maxHeaders = 6
 
-// headers lists the response's headers without allocating: the ones every
-// response carries and those of this one.
+// headers lists the response's headers without allocating: the three every
+// response carries, first (WriteResponse relies on that order), then those
+// of this one.
 func (r *Response) headers() (hs [maxHeaders]header, n int) {
 	hs[0] = header{"Content-Type", "application/json"}
 	hs[1] = header{"Cache-Control", "no-store"}
@@ -52,6 +53,11 @@ func (r *Response) VisitHeaders(set func(name, value string)) {
 		set(h.name, h.value)
 	}
 }
+
+// Stable reports whether Body stays valid and unchanged after Release (a
+// cached list, or a body not from the pool), so that an adapter may hand it
+// to its framework without copying it.
+func (r *Response) Stable() bool { return r.buf == nil }
 
 // Release returns the body's buffer to the pool. The Response must not be
 // used afterwards.

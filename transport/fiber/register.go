@@ -3,9 +3,11 @@ package inventoryfiber
 import (
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/utils"
 	"github.com/petinventory/petinventory/inventory"
 )
 
@@ -54,17 +56,20 @@ func Register(router fiber.Router, api *inventory.API) (err error) {
 // (fiber issues #426, #2902); Serve copies whatever it keeps, so they are
 // passed as they are.
 func serve(c *fiber.Ctx, api *inventory.API, route inventory.Route, petID string) error {
+	var stream *eofReader
 	req := inventory.Request{
 		Method:        c.Method(),
 		Route:         route,
 		PetID:         petID,
 		Authorization: c.Get(fiber.HeaderAuthorization),
-		ContentType:   c.Get(fiber.HeaderContentType),
 	}
-	if s := c.Context().RequestBodyStream(); s != nil {
+	if route == inventory.RouteList {
+		// The list reads no body: skip fasthttp's header lookup.
+	} else if s := c.Context().RequestBodyStream(); s != nil {
 		// fiber.Config.StreamRequestBody: the body is still on the wire,
 		// and the API reads no more of it than its limit + 1 byte.
-		req.Body = s
+		stream = &eofReader{r: s}
+		req.Body = stream
 		req.ContentLength = max(int64(c.Request().Header.ContentLength()), -1)
 	} else {
 		// fasthttp has buffered the body (up to BodyLimit); raw, with no
@@ -75,10 +80,37 @@ func serve(c *fiber.Ctx, api *inventory.API, route inventory.Route, petID string
 		}
 		req.ContentLength = int64(len(req.RawBody))
 	}
+	if route == inventory.RouteItem {
+		req.ContentType = utils.UnsafeString(c.Request().Header.ContentType()) // valid until Serve returns, as Request allows; no key lookup
+	}
 	resp := api.Serve(c.UserContext(), req)
+	if stream != nil && !stream.eof && req.ContentLength != 0 {
+		// The API refused the body without reading it all (413, 401, …).
+		// fasthttp would read the rest as the next request on this
+		// connection: close it after the answer instead.
+		c.Context().SetConnectionClose()
+	}
 	c.Status(resp.Status)
 	resp.VisitHeaders(func(name, value string) { c.Set(name, value) })
-	c.Response().SetBody(resp.Body) // copies
+	if resp.Stable() {
+		c.Response().SetBodyRaw(resp.Body) // not reused: no copy needed
+	} else {
+		c.Response().SetBody(resp.Body) // copies, before the buffer is reused
+	}
 	resp.Release()
 	return nil
+}
+
+// eofReader records whether its reader was read to the end.
+type eofReader struct {
+	r   io.Reader
+	eof bool
+}
+
+func (e *eofReader) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	if err == io.EOF {
+		e.eof = true
+	}
+	return n, err
 }

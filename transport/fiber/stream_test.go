@@ -3,11 +3,15 @@ package inventoryfiber_test
 import (
 	"bufio"
 	"bytes"
+	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 	inventoryfiber "github.com/petinventory/petinventory/transport/fiber"
@@ -75,4 +79,52 @@ func rawPatch(addr, path string, body io.Reader, length int64) (int, string, err
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b), err
+}
+
+// A body the API refuses without reading it whole must not be read by
+// fasthttp as the next request on the same keep-alive connection: the
+// connection is closed after the answer instead.
+func TestRefusedStreamedBodyClosesConnection(t *testing.T) {
+	app := fiber.New(fiber.Config{StreamRequestBody: true, DisableStartupMessage: true})
+	if err := inventoryfiber.Register(app.Group("/v1"), newAPI(t)); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = app.Listener(ln) }()
+	defer func() { _ = app.Shutdown() }()
+
+	conn, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	// No key: 401 before the body is looked at. The body is itself shaped
+	// like a request, as a smuggling attempt would be.
+	smuggled := "GET /v1/inventory HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\n\r\n"
+	first := fmt.Sprintf("PATCH /v1/inventory/1 HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(smuggled), smuggled)
+	if _, err := io.WriteString(conn, first); err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(conn)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 401 {
+		t.Fatalf("first answer %d, want 401", resp.StatusCode)
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	next, err := http.ReadResponse(br, nil)
+	switch {
+	case err == nil:
+		b, _ := io.ReadAll(next.Body)
+		t.Fatalf("the unread body was served as a second request: %d %s", next.StatusCode, b)
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		t.Fatal("the connection stayed open with the unread body in it")
+	}
 }

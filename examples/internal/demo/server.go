@@ -89,6 +89,10 @@ func FiberConfig() fiber.Config {
 		ReadBufferSize:        MaxHeaderBytes,
 		BodyLimit:             1 << 20,
 		StreamRequestBody:     true,
+		// fasthttp would otherwise parse a multipart body before any
+		// handler runs and answer a malformed one with its own 400,
+		// where the contract says 415.
+		DisablePreParseMultipartForm: true,
 		DisableStartupMessage: true,
 	}
 }
