@@ -83,17 +83,17 @@ func ServeHTTP(ctx context.Context, log *slog.Logger, ln net.Listener, h http.Ha
 // buffers for routes that read the body whole.
 func FiberConfig() fiber.Config {
 	return fiber.Config{
-		ReadTimeout:           ReadTimeout,
-		WriteTimeout:          WriteTimeout,
-		IdleTimeout:           IdleTimeout,
-		ReadBufferSize:        MaxHeaderBytes,
-		BodyLimit:             1 << 20,
-		StreamRequestBody:     true,
+		ReadTimeout:       ReadTimeout,
+		WriteTimeout:      WriteTimeout,
+		IdleTimeout:       IdleTimeout,
+		ReadBufferSize:    MaxHeaderBytes,
+		BodyLimit:         1 << 20,
+		StreamRequestBody: true,
 		// fasthttp would otherwise parse a multipart body before any
 		// handler runs and answer a malformed one with its own 400,
 		// where the contract says 415.
 		DisablePreParseMultipartForm: true,
-		DisableStartupMessage: true,
+		DisableStartupMessage:        true,
 	}
 }
 
