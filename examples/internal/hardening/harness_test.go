@@ -145,9 +145,15 @@ func (w *syncBuffer) String() string {
 // test ends.
 func startServer(t *testing.T, framework, redisURL string, extraEnv ...string) *server {
 	t.Helper()
+	return startServerArgs(t, framework, redisURL, nil, extraEnv...)
+}
+
+// startServerArgs is startServer with extra command-line flags.
+func startServerArgs(t *testing.T, framework, redisURL string, args []string, extraEnv ...string) *server {
+	t.Helper()
 	port := freePort(t)
 	s := &server{t: t, base: fmt.Sprintf("http://127.0.0.1:%d", port), logs: &syncBuffer{}, done: make(chan error, 1)}
-	s.cmd = exec.Command(serverBin, "-addr", fmt.Sprintf("127.0.0.1:%d", port), "-framework", framework)
+	s.cmd = exec.Command(serverBin, append([]string{"-addr", fmt.Sprintf("127.0.0.1:%d", port), "-framework", framework}, args...)...)
 	s.cmd.Env = append(os.Environ(), "REDIS_URL="+redisURL, "INVENTORY_API_KEYS="+apiKey)
 	s.cmd.Env = append(s.cmd.Env, extraEnv...)
 	s.cmd.Stdout, s.cmd.Stderr = s.logs, s.logs
