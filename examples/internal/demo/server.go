@@ -57,8 +57,20 @@ func ServeHTTP(ctx context.Context, log *slog.Logger, ln net.Listener, h http.Ha
 		MaxHeaderBytes:    MaxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
+	return serveUntil(ctx, log, func() error {
+		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+		return nil
+	}, srv.Shutdown)
+}
+
+// serveUntil runs serve until ctx is done, then calls shutdown with
+// ShutdownGrace to finish in-flight requests, and returns what serve
+// returned (or shutdown's error).
+func serveUntil(ctx context.Context, log *slog.Logger, serve func() error, shutdown func(context.Context) error) error {
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	go func() { errc <- serve() }()
 	select {
 	case err := <-errc:
 		return err
@@ -67,13 +79,10 @@ func ServeHTTP(ctx context.Context, log *slog.Logger, ln net.Listener, h http.Ha
 	log.Info("shutting down: finishing in-flight requests", "grace", ShutdownGrace)
 	sctx, cancel := context.WithTimeout(context.Background(), ShutdownGrace)
 	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
+	if err := shutdown(sctx); err != nil {
 		return err
 	}
-	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
+	return <-errc
 }
 
 // FiberConfig is a fiber.Config with the same production timeouts as
@@ -100,18 +109,5 @@ func FiberConfig() fiber.Config {
 // ServeFiber serves app on ln until ctx is done, then shuts down gracefully
 // as ServeHTTP does.
 func ServeFiber(ctx context.Context, log *slog.Logger, ln net.Listener, app *fiber.App) error {
-	errc := make(chan error, 1)
-	go func() { errc <- app.Listener(ln) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	log.Info("shutting down: finishing in-flight requests", "grace", ShutdownGrace)
-	sctx, cancel := context.WithTimeout(context.Background(), ShutdownGrace)
-	defer cancel()
-	if err := app.ShutdownWithContext(sctx); err != nil {
-		return err
-	}
-	return <-errc
+	return serveUntil(ctx, log, func() error { return app.Listener(ln) }, app.ShutdownWithContext)
 }
