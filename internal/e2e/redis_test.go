@@ -52,35 +52,17 @@ func openRedisStore(t testing.TB, url string, items []inventory.Item) inventory.
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { deletePrefix(t, c, prefix) })
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := s.Clear(ctx); err != nil {
+			t.Errorf("cleaning up Redis prefix %q: %v", prefix, err)
+		}
+	})
 	if len(items) > 0 {
 		if err := s.Put(ctx, items...); err != nil {
 			t.Fatal(err)
 		}
 	}
 	return s
-}
-
-// deletePrefix deletes the keys of one prefix, and only those (SCAN on
-// the prefix's hash tag; never FLUSHDB), so a shared Redis is safe.
-func deletePrefix(t testing.TB, c *redis.Client, prefix string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	var cursor uint64
-	for {
-		keys, next, err := c.Scan(ctx, cursor, "{"+prefix+"}:*", 1000).Result()
-		if err != nil {
-			t.Errorf("cleaning up Redis prefix %q: %v", prefix, err)
-			return
-		}
-		if len(keys) > 0 {
-			if err := c.Del(ctx, keys...).Err(); err != nil {
-				t.Errorf("cleaning up Redis prefix %q: %v", prefix, err)
-				return
-			}
-		}
-		if cursor = next; cursor == 0 {
-			return
-		}
-	}
 }

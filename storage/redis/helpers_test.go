@@ -82,32 +82,18 @@ func newTestStore(t *testing.T, c redis.UniversalClient, opts ...Option) *Store 
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { deletePrefix(t, c, s.KeyPrefix()) })
+	clearAfter(t, s)
 	return s
 }
 
-// deletePrefix deletes every key of one prefix: SCAN with a MATCH on the
-// prefix's hash tag (never KEYS or FLUSHDB, so a shared Redis is safe).
-func deletePrefix(t *testing.T, c redis.UniversalClient, prefix string) {
-	t.Helper()
-	// t.Context is already cancelled when cleanups run.
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	var cursor uint64
-	for {
-		keys, next, err := c.Scan(ctx, cursor, "{"+prefix+"}:*", 1000).Result()
-		if err != nil {
-			t.Logf("cleaning up prefix %q: %v", prefix, err)
-			return
+// clearAfter deletes the store's keys, and only those, when the test ends.
+func clearAfter(t *testing.T, s *Store) {
+	t.Cleanup(func() {
+		// t.Context is already cancelled when cleanups run.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := s.Clear(ctx); err != nil {
+			t.Logf("cleaning up prefix %q: %v", s.KeyPrefix(), err)
 		}
-		if len(keys) > 0 {
-			if err := c.Del(ctx, keys...).Err(); err != nil {
-				t.Logf("cleaning up prefix %q: %v", prefix, err)
-				return
-			}
-		}
-		if cursor = next; cursor == 0 {
-			return
-		}
-	}
+	})
 }
