@@ -264,6 +264,10 @@ func (a *API) update(ctx context.Context, req Request) Response {
 	item, serr := a.svc.SetQuantity(sctx, petID, qty)
 	cancel()
 	if serr != nil {
+		if errors.Is(serr, ErrNotFound) {
+			// Name the pet: the store's sentinel cannot.
+			return errorResponse(Errorf(CodeNotFound, "no inventory entry exists for pet %d", petID))
+		}
 		return a.fail(ctx, "update", serr)
 	}
 	out := getBuf()

@@ -232,7 +232,7 @@ func TestServeSuccessAndErrorBodies(t *testing.T) {
 		{inventory.Request{Method: strings.Repeat("X", 100), Route: inventory.RouteItem}, 405,
 			map[string]string{"Allow": "PATCH"},
 			errorBody("method_not_allowed", 405, "method "+strings.Repeat("X", 32)+"… is not allowed here; this path allows PATCH")},
-		{patch("77", `{"quantity":1}`), 404, nil, errorBody("not_found", 404, "no inventory entry exists for this pet")},
+		{patch("77", `{"quantity":1}`), 404, nil, errorBody("not_found", 404, "no inventory entry exists for pet 77")},
 	}
 	for _, c := range cases {
 		status, h, body := serve(api, c.req)
