@@ -54,6 +54,10 @@ func run(addr string, log *slog.Logger) error {
 	app := fiber.New(demo.FiberConfig())
 	app.Use(requestLogger(log))
 	app.Get("/healthz", func(c *fiber.Ctx) error { return c.SendString("ok\n") })
+	app.Get("/openapi.yaml", func(c *fiber.Ctx) error {
+		c.Set(fiber.HeaderContentType, "application/yaml")
+		return c.Send(inventory.OpenAPI)
+	})
 
 	// ...and the inventory, mounted in one call.
 	if err := inventoryfiber.Register(app.Group("/v1"), api); err != nil {
