@@ -1,0 +1,778 @@
+package redisstore_test
+
+// The benchmarks measure what the library adds on top of Redis, and the
+// test TestRoundTrips checks that a list and an update cost a constant
+// number of round trips whatever the size of the inventory.
+//
+// Every benchmark runs against an in-process miniredis (so that
+// `go test -run '^$' -bench . -benchtime=1x` executes it anywhere) and
+// against the redis-server at REDIS_URL when it is set; the backend is the
+// first part of the sub-benchmark's name. Only the redis-server figures
+// mean anything: miniredis serialises every command behind one lock.
+//
+//	REDIS_URL=redis://127.0.0.1:6379/0 go test -run '^$' -bench . -benchmem -count 3
+//
+// BenchmarkUpdate/{backend}/{distinct,hot}/{api,store,raw} runs 32
+// concurrent callers (exactly, whatever GOMAXPROCS is) that set quantities:
+// "distinct" gives each caller a pet of its own, "hot" sends all of them to
+// pet 1. The three sides do the same Redis work at the same concurrency,
+// over the same client settings (a pool of 32 connections, dialled before
+// the timer starts):
+//
+//   - api: inventory.API over the store, with the store timeout the
+//     examples use, driven in-process through API.ServeHTTP with one
+//     reusable request and ResponseWriter per caller (no sockets, so HTTP
+//     parsing costs nothing here and the ratio is the library's own cost);
+//   - store: Store.SetQuantity alone;
+//   - raw: the go-redis optimistic-transaction loop of ExampleClient_Watch
+//     doing what the store does without the library: WATCH the pet's guard
+//     key, HGET its status, MULTI, HSET its quantity, EXEC, retried on
+//     redis.TxFailedErr.
+//
+// raw ns/op ÷ api ns/op is the fraction of the raw loop's throughput the
+// API keeps. Each reports aborts/op (EXECs refused because a watched key
+// changed) and exhausted (calls that ran out of retries, 503 through the
+// API), from Store.Stats for api and store and counted by the loop for raw.
+//
+// BenchmarkList/{backend}/items=N/{api,store,raw} lists an inventory of N
+// pets from one caller: the Redis store is not a VersionedLister, so every
+// API list is read from Redis and encoded again.
+//
+// All benchmarks report rtts/op (round trips: commands and pipelines that
+// go-redis sent, counted by a hook) and, on redis-server, cmds/op (the
+// delta of INFO commandstats, without the INFO calls themselves and the
+// HELLO and CLIENT commands of new connections).
+//
+// Each benchmark uses a key prefix of its own and deletes its keys (SCAN
+// on the prefix's hash tag, then DEL) when it ends; nothing here runs
+// FLUSHDB or KEYS, so a shared Redis is safe, though other clients' traffic
+// makes cmds/op larger than the store's own.
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/petinventory/petinventory/inventory"
+	redisstore "github.com/petinventory/petinventory/storage/redis"
+	"github.com/redis/go-redis/v9"
+)
+
+const (
+	benchKey     = "bench-key-0123456789"
+	benchBearer  = "Bearer " + benchKey
+	benchCallers = 32 // concurrent callers of BenchmarkUpdate
+	benchBodies  = 251
+	// benchMaxRetries is the store's default, which the raw loop mirrors.
+	benchMaxRetries = redisstore.DefaultMaxRetries
+	benchEnable     = "REDIS_URL=redis://127.0.0.1:6379/0 go test -run '^$' -bench . ./storage/redis"
+)
+
+// benchItems returns n valid items with pet ids 1..n, varied quantities
+// and every status.
+func benchItems(n int) []inventory.Item {
+	statuses := []inventory.Status{inventory.StatusAvailable, inventory.StatusPending, inventory.StatusSold}
+	items := make([]inventory.Item, n)
+	for i := range items {
+		items[i] = inventory.Item{PetID: int64(i + 1), Quantity: (i * 37) % 1000, Status: statuses[i%3]}
+	}
+	return items
+}
+
+// benchQuantity is the quantity the i-th operation writes.
+func benchQuantity(i int) int { return i % benchBodies * 7919 % 100000 }
+
+// roundTrips counts what a client sends to Redis: one per command sent
+// alone and one per pipeline (a MULTI/EXEC transaction included), which
+// go-redis writes at once and whose replies it reads at once.
+type roundTrips struct{ n atomic.Int64 }
+
+func (*roundTrips) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (r *roundTrips) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		r.n.Add(1)
+		return next(ctx, cmd)
+	}
+}
+
+func (r *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		r.n.Add(1)
+		return next(ctx, cmds)
+	}
+}
+
+// benchRedis is one Redis to run against.
+type benchRedis struct {
+	url  string
+	real bool // a redis-server, which has INFO commandstats
+}
+
+// forEachRedis runs fn against a fresh miniredis, then against the
+// redis-server at REDIS_URL, or skips that half with the way to enable it.
+// A REDIS_URL that does not answer is a failure, not a skip.
+func forEachRedis[T interface {
+	testing.TB
+	Run(string, func(T)) bool
+}](t T, fn func(t T, r benchRedis)) {
+	t.Run("miniredis", func(t T) {
+		m := miniredis.NewMiniRedis()
+		if err := m.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(m.Close)
+		fn(t, benchRedis{url: "redis://" + m.Addr() + "/0"})
+	})
+	t.Run("redis-server", func(t T) {
+		url := os.Getenv("REDIS_URL")
+		if url == "" {
+			t.Skipf("REDIS_URL is not set, so the figures against a real redis-server are skipped; `%s` runs them", benchEnable)
+		}
+		fn(t, benchRedis{url: url, real: true})
+	})
+}
+
+// client returns a client on r with the store's settings, a pool of
+// poolSize connections (all dialled and idle on return), and a round-trip
+// counter; closed when tb ends.
+func (r benchRedis) client(tb testing.TB, poolSize int) (*redis.Client, *roundTrips) {
+	tb.Helper()
+	opts, err := redisstore.OptionsFromURL(r.url)
+	if err != nil {
+		tb.Fatalf("REDIS_URL: %v", err)
+	}
+	opts.PoolSize = poolSize
+	c := redis.NewClient(opts)
+	tb.Cleanup(func() { _ = c.Close() })
+	// Dial every connection now, so that no dial is timed or counted.
+	var wg sync.WaitGroup
+	errs := make(chan error, poolSize)
+	for range poolSize {
+		wg.Go(func() {
+			err := c.Watch(context.Background(), func(tx *redis.Tx) error {
+				time.Sleep(10 * time.Millisecond) // hold the connection while the others dial
+				return tx.Ping(context.Background()).Err()
+			})
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			tb.Fatalf("Redis at %s does not answer: %v", redactURL(r.url), err)
+		}
+	}
+	rt := &roundTrips{}
+	c.AddHook(rt)
+	return c, rt
+}
+
+func redactURL(u string) string {
+	if i := strings.LastIndexByte(u, '@'); i >= 0 {
+		return "redis://…" + u[i:]
+	}
+	return u
+}
+
+// newBenchStore returns a store on c under a prefix of its own, holding
+// items, whose keys are deleted when tb ends.
+func newBenchStore(tb testing.TB, c *redis.Client, items []inventory.Item) *redisstore.Store {
+	tb.Helper()
+	b := make([]byte, 8)
+	if _, err := rand.Read(b); err != nil {
+		tb.Fatal(err)
+	}
+	s, err := redisstore.New(c, redisstore.WithKeyPrefix("bench-"+hex.EncodeToString(b)))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { deleteKeys(tb, c, s.KeyPrefix()) })
+	ctx := context.Background()
+	for chunk := range slices.Chunk(items, 1000) {
+		if err := s.Put(ctx, chunk...); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return s
+}
+
+// deleteKeys deletes the keys of one prefix, and only those: SCAN with a
+// MATCH on the prefix's hash tag, never KEYS or FLUSHDB.
+func deleteKeys(tb testing.TB, c *redis.Client, prefix string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var cursor uint64
+	for {
+		keys, next, err := c.Scan(ctx, cursor, "{"+prefix+"}:*", 1000).Result()
+		if err == nil && len(keys) > 0 {
+			err = c.Del(ctx, keys...).Err()
+		}
+		if err != nil {
+			tb.Errorf("deleting the keys of prefix %q: %v", prefix, err)
+			return
+		}
+		if cursor = next; cursor == 0 {
+			return
+		}
+	}
+}
+
+// commandCalls returns the calls of every command since Redis started,
+// from INFO commandstats, without those a benchmark does not make: INFO
+// itself, and HELLO and CLIENT, which go-redis sends on a new connection.
+func commandCalls(ctx context.Context, c *redis.Client) (map[string]int64, error) {
+	info, err := c.Info(ctx, "commandstats").Result()
+	if err != nil {
+		return nil, err
+	}
+	calls := make(map[string]int64)
+	for line := range strings.Lines(info) {
+		// cmdstat_hget:calls=12,usec=34,usec_per_call=2.83,...
+		name, stats, ok := strings.Cut(strings.TrimPrefix(strings.TrimSpace(line), "cmdstat_"), ":")
+		if !ok || !strings.HasPrefix(stats, "calls=") {
+			continue
+		}
+		if name == "info" || name == "hello" || strings.HasPrefix(name, "client") {
+			continue
+		}
+		n, err := strconv.ParseInt(strings.TrimPrefix(strings.SplitN(stats, ",", 2)[0], "calls="), 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("INFO commandstats line %q: %v", line, err)
+		}
+		calls[name] = n
+	}
+	return calls, nil
+}
+
+// commandDelta returns after − before, command by command, without zeros.
+func commandDelta(before, after map[string]int64) map[string]int64 {
+	d := make(map[string]int64)
+	for name, n := range after {
+		if n -= before[name]; n != 0 {
+			d[name] = n
+		}
+	}
+	return d
+}
+
+func sum(m map[string]int64) (n int64) {
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+// formatCalls prints a command count map in a stable order.
+func formatCalls(m map[string]int64) string {
+	names := slices.Sorted(func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	})
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = fmt.Sprintf("%s=%d", n, m[n])
+	}
+	return strings.Join(parts, " ")
+}
+
+// meter reports rtts/op, and cmds/op against a redis-server, over the
+// timed part of a benchmark.
+type meter struct {
+	b      *testing.B
+	c      *redis.Client
+	rt     *roundTrips
+	real   bool
+	rtts0  int64
+	calls0 map[string]int64
+}
+
+func startMeter(b *testing.B, c *redis.Client, rt *roundTrips, r benchRedis) *meter {
+	b.Helper()
+	m := &meter{b: b, c: c, rt: rt, real: r.real, rtts0: rt.n.Load()}
+	if r.real {
+		var err error
+		if m.calls0, err = commandCalls(context.Background(), c); err != nil {
+			b.Fatal(err)
+		}
+		m.rtts0 = rt.n.Load() // without the INFO
+	}
+	return m
+}
+
+func (m *meter) report(ops int) {
+	m.b.Helper()
+	rtts := m.rt.n.Load() - m.rtts0
+	m.b.ReportMetric(float64(rtts)/float64(ops), "rtts/op")
+	if m.real {
+		calls, err := commandCalls(context.Background(), m.c)
+		if err != nil {
+			m.b.Fatal(err)
+		}
+		m.b.ReportMetric(float64(sum(commandDelta(m.calls0, calls)))/float64(ops), "cmds/op")
+	}
+}
+
+// runCallers runs ops operations over exactly callers goroutines, each
+// taking the next operation number until none is left, and returns the
+// first error.
+func runCallers(ops, callers int, op func(caller, i int) error) error {
+	var (
+		next    atomic.Int64
+		wg      sync.WaitGroup
+		errOnce sync.Once
+		first   error
+	)
+	for g := range callers {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= ops {
+					return
+				}
+				if err := op(g, i); err != nil {
+					errOnce.Do(func() { first = err })
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return first
+}
+
+// errExhausted is what the raw loop returns when its retries ran out.
+var errExhausted = errors.New("raw: optimistic transaction retries exhausted")
+
+// rawKeys are the store's keys for one prefix, as its package doc lays
+// them out.
+type rawKeys struct{ status, qty, guard string }
+
+func rawKeysOf(s *redisstore.Store) rawKeys {
+	tag := "{" + s.KeyPrefix() + "}:"
+	return rawKeys{status: tag + "status", qty: tag + "qty", guard: tag + "guard:"}
+}
+
+// rawSetQuantity is the go-redis transaction loop of ExampleClient_Watch
+// doing the Redis work of Store.SetQuantity without the library: WATCH
+// the guard, HGET the status (redis.Nil when the pet has no entry), MULTI
+// HSET EXEC, retried at once on TxFailedErr at most benchMaxRetries times.
+// It returns the status read and how many EXECs were aborted.
+func rawSetQuantity(ctx context.Context, c *redis.Client, k rawKeys, petID int64, qty int) (string, int, error) {
+	f := strconv.FormatInt(petID, 10)
+	var status string
+	txf := func(tx *redis.Tx) error {
+		st, err := tx.HGet(ctx, k.status, f).Result()
+		if err != nil {
+			return err
+		}
+		status = st
+		_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			p.HSet(ctx, k.qty, f, qty)
+			return nil
+		})
+		return err
+	}
+	aborts := 0
+	for range benchMaxRetries + 1 {
+		err := c.Watch(ctx, txf, k.guard+f)
+		if err == nil {
+			return status, aborts, nil
+		}
+		if !errors.Is(err, redis.TxFailedErr) {
+			return "", aborts, err
+		}
+		aborts++
+	}
+	return "", aborts, errExhausted
+}
+
+// rawList is what Store.List asks of Redis, without the library: both
+// hashes in one MULTI/EXEC, nothing parsed or sorted.
+func rawList(ctx context.Context, c *redis.Client, k rawKeys) (int, error) {
+	var st *redis.MapStringStringCmd
+	_, err := c.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		st = p.HGetAll(ctx, k.status)
+		p.HGetAll(ctx, k.qty)
+		return nil
+	})
+	return len(st.Val()), err
+}
+
+// benchAPI returns the API over store as the examples configure it: the
+// key, a store timeout, and a silent logger (503s would log warnings).
+func benchAPI(tb testing.TB, store inventory.Store) *inventory.API {
+	tb.Helper()
+	api, err := inventory.New(store, inventory.WithAPIKeys(benchKey),
+		inventory.WithStoreTimeout(2*time.Second),
+		inventory.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return api
+}
+
+// benchWriter is an http.ResponseWriter that keeps what it is given and can
+// be reset without allocating.
+type benchWriter struct {
+	header http.Header
+	status int
+	body   []byte
+}
+
+func newBenchWriter() *benchWriter { return &benchWriter{header: make(http.Header, 8)} }
+
+func (w *benchWriter) Header() http.Header { return w.header }
+
+func (w *benchWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+}
+
+func (w *benchWriter) Write(p []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	w.body = append(w.body, p...)
+	return len(p), nil
+}
+
+func (w *benchWriter) reset() {
+	clear(w.header)
+	w.status = 0
+	w.body = w.body[:0]
+}
+
+// benchBody is a request body that can be refilled between requests.
+type benchBody struct{ bytes.Reader }
+
+func (*benchBody) Close() error { return nil }
+
+// apiCaller is one caller's reusable PATCH request to the API.
+type apiCaller struct {
+	api  *inventory.API
+	req  *http.Request
+	body *benchBody
+	w    *benchWriter
+}
+
+func newAPICaller(api *inventory.API, petID int64) *apiCaller {
+	c := &apiCaller{api: api, body: &benchBody{}, w: newBenchWriter()}
+	c.req = httptest.NewRequest(http.MethodPatch, "/inventory/"+strconv.FormatInt(petID, 10), nil)
+	c.req.Header.Set("Authorization", benchBearer)
+	c.req.Header.Set("Content-Type", "application/json")
+	c.req.Body = c.body
+	return c
+}
+
+// patch sends {"quantity":qty} and returns the status.
+func (c *apiCaller) patch(body []byte) int {
+	c.body.Reset(body)
+	c.req.ContentLength = int64(len(body))
+	c.w.reset()
+	c.api.ServeHTTP(c.w, c.req)
+	return c.w.status
+}
+
+func BenchmarkUpdate(b *testing.B) {
+	bodies := make([][]byte, benchBodies)
+	for i := range bodies {
+		bodies[i] = []byte(`{"quantity":` + strconv.Itoa(benchQuantity(i)) + `}`)
+	}
+	forEachRedis(b, func(b *testing.B, r benchRedis) {
+		for _, pets := range []string{"distinct", "hot"} {
+			// petOf is the pet a caller updates.
+			petOf := func(caller int) int64 { return int64(caller + 1) }
+			if pets == "hot" {
+				petOf = func(int) int64 { return 1 }
+			}
+			b.Run(pets+"/api", func(b *testing.B) {
+				c, rt := r.client(b, benchCallers)
+				store := newBenchStore(b, c, benchItems(100))
+				api := benchAPI(b, store)
+				callers := make([]*apiCaller, benchCallers)
+				for g := range callers {
+					callers[g] = newAPICaller(api, petOf(g))
+				}
+				// The answer is the item with the quantity just written.
+				if st := callers[0].patch(bodies[0]); st != http.StatusOK {
+					b.Fatalf("setup: status %d: %s", st, callers[0].w.body)
+				}
+				want := inventory.Item{PetID: 1, Quantity: benchQuantity(0), Status: inventory.StatusAvailable}
+				if got := string(callers[0].w.body); got != string(want.AppendJSON(nil)) {
+					b.Fatalf("setup: body %s, want %s", got, want.AppendJSON(nil))
+				}
+				var unavailable atomic.Int64
+				stats0 := store.Stats()
+				m := startMeter(b, c, rt, r)
+				b.ResetTimer()
+				err := runCallers(b.N, benchCallers, func(g, i int) error {
+					switch st := callers[g].patch(bodies[i%benchBodies]); st {
+					case http.StatusOK:
+					case http.StatusServiceUnavailable: // retries exhausted, counted below
+						unavailable.Add(1)
+					default:
+						return fmt.Errorf("status %d: %s", st, callers[g].w.body)
+					}
+					return nil
+				})
+				b.StopTimer()
+				if err != nil {
+					b.Fatal(err)
+				}
+				reportTx(b, m, store.Stats(), stats0)
+				if n := unavailable.Load(); n != int64(store.Stats().RetriesExhausted-stats0.RetriesExhausted) {
+					b.Errorf("%d answers 503, but the store counts %d exhausted retries", n, store.Stats().RetriesExhausted-stats0.RetriesExhausted)
+				}
+			})
+			b.Run(pets+"/store", func(b *testing.B) {
+				c, rt := r.client(b, benchCallers)
+				store := newBenchStore(b, c, benchItems(100))
+				ctx := context.Background()
+				stats0 := store.Stats()
+				m := startMeter(b, c, rt, r)
+				b.ResetTimer()
+				err := runCallers(b.N, benchCallers, func(g, i int) error {
+					_, err := store.SetQuantity(ctx, petOf(g), benchQuantity(i))
+					if errors.Is(err, inventory.ErrUnavailable) && store.Stats().RetriesExhausted > stats0.RetriesExhausted {
+						return nil // counted in Stats and reported
+					}
+					return err
+				})
+				b.StopTimer()
+				if err != nil {
+					b.Fatal(err)
+				}
+				reportTx(b, m, store.Stats(), stats0)
+			})
+			b.Run(pets+"/raw", func(b *testing.B) {
+				c, rt := r.client(b, benchCallers)
+				store := newBenchStore(b, c, benchItems(100))
+				keys := rawKeysOf(store)
+				ctx := context.Background()
+				if st, _, err := rawSetQuantity(ctx, c, keys, 1, 1); err != nil || st != "available" {
+					b.Fatalf("setup: raw update of pet 1 = %q, %v; want available", st, err)
+				}
+				var aborts, exhausted atomic.Uint64
+				m := startMeter(b, c, rt, r)
+				b.ResetTimer()
+				err := runCallers(b.N, benchCallers, func(g, i int) error {
+					_, n, err := rawSetQuantity(ctx, c, keys, petOf(g), benchQuantity(i))
+					aborts.Add(uint64(n))
+					if errors.Is(err, errExhausted) {
+						exhausted.Add(1)
+						return nil
+					}
+					return err
+				})
+				b.StopTimer()
+				if err != nil {
+					b.Fatal(err)
+				}
+				reportTx(b, m, redisstore.Stats{WatchAborts: aborts.Load(), RetriesExhausted: exhausted.Load()}, redisstore.Stats{})
+			})
+		}
+	})
+}
+
+// reportTx reports the meter's figures and how the optimistic
+// transactions went between stats0 and stats.
+func reportTx(b *testing.B, m *meter, stats, stats0 redisstore.Stats) {
+	b.Helper()
+	m.report(b.N)
+	b.ReportMetric(float64(stats.WatchAborts-stats0.WatchAborts)/float64(b.N), "aborts/op")
+	b.ReportMetric(float64(stats.RetriesExhausted-stats0.RetriesExhausted), "exhausted")
+}
+
+func BenchmarkList(b *testing.B) {
+	forEachRedis(b, func(b *testing.B, r benchRedis) {
+		for _, n := range []int{10, 100, 10000} {
+			b.Run(fmt.Sprintf("items=%d", n), func(b *testing.B) {
+				c, rt := r.client(b, 2)
+				store := newBenchStore(b, c, benchItems(n))
+				ctx := context.Background()
+
+				b.Run("api", func(b *testing.B) {
+					api := benchAPI(b, store)
+					req := httptest.NewRequest(http.MethodGet, "/inventory", nil)
+					req.Header.Set("Authorization", benchBearer)
+					w := newBenchWriter()
+					api.ServeHTTP(w, req)
+					if w.status != http.StatusOK || !bytes.HasPrefix(w.body, []byte(`[{"petId":1,`)) {
+						b.Fatalf("setup: status %d, body %.100s", w.status, w.body)
+					}
+					m := startMeter(b, c, rt, r)
+					ops := 0
+					b.ReportAllocs()
+					for b.Loop() {
+						w.reset()
+						api.ServeHTTP(w, req)
+						if w.status != http.StatusOK {
+							b.Fatalf("status %d: %s", w.status, w.body)
+						}
+						ops++
+					}
+					m.report(ops)
+				})
+				b.Run("store", func(b *testing.B) {
+					m := startMeter(b, c, rt, r)
+					ops := 0
+					b.ReportAllocs()
+					for b.Loop() {
+						items, err := store.List(ctx)
+						if err != nil || len(items) != n {
+							b.Fatalf("List = %d items, %v; want %d", len(items), err, n)
+						}
+						ops++
+					}
+					m.report(ops)
+				})
+				b.Run("raw", func(b *testing.B) {
+					keys := rawKeysOf(store)
+					m := startMeter(b, c, rt, r)
+					ops := 0
+					b.ReportAllocs()
+					for b.Loop() {
+						got, err := rawList(ctx, c, keys)
+						if err != nil || got != n {
+							b.Fatalf("raw list = %d entries, %v; want %d", got, err, n)
+						}
+						ops++
+					}
+					m.report(ops)
+				})
+			})
+		}
+	})
+}
+
+// TestRoundTrips checks that a list and an update, through the store and
+// through the API, cost a constant number of round trips to Redis whatever
+// the size of the inventory: the one and three the store's doc promises,
+// for 10 and for 10 000 pets. Against a redis-server it also counts the
+// commands Redis executed (INFO commandstats) and checks they are the
+// same for both sizes; it logs both.
+func TestRoundTrips(t *testing.T) {
+	forEachRedis(t, func(t *testing.T, r benchRedis) {
+		c, rt := r.client(t, 1)
+		type op struct {
+			name     string
+			wantRTTs int64
+			run      func(ctx context.Context) error
+			rtts     map[int]int64
+			cmds     map[int]map[string]int64
+		}
+		var (
+			store *redisstore.Store
+			api   *inventory.API
+			size  int
+		)
+		ops := []*op{
+			{name: "Store.List", wantRTTs: 1, run: func(ctx context.Context) error {
+				items, err := store.List(ctx)
+				if err == nil && len(items) != size {
+					err = fmt.Errorf("%d items, want %d", len(items), size)
+				}
+				return err
+			}},
+			{name: "Store.SetQuantity", wantRTTs: 3, run: func(ctx context.Context) error {
+				_, err := store.SetQuantity(ctx, 7, 3)
+				return err
+			}},
+			{name: "API list", wantRTTs: 1, run: func(ctx context.Context) error {
+				req := httptest.NewRequestWithContext(ctx, http.MethodGet, "/inventory", nil)
+				req.Header.Set("Authorization", benchBearer)
+				w := newBenchWriter()
+				api.ServeHTTP(w, req)
+				if w.status != http.StatusOK {
+					return fmt.Errorf("status %d: %s", w.status, w.body)
+				}
+				return nil
+			}},
+			{name: "API update", wantRTTs: 3, run: func(context.Context) error {
+				update := newAPICaller(api, 7)
+				if st := update.patch([]byte(`{"quantity":4}`)); st != http.StatusOK {
+					return fmt.Errorf("status %d: %s", st, update.w.body)
+				}
+				return nil
+			}},
+		}
+		sizes := []int{10, 10000}
+		for _, n := range sizes {
+			size = n
+			store = newBenchStore(t, c, benchItems(n))
+			api = benchAPI(t, store)
+			for _, o := range ops {
+				if o.rtts == nil {
+					o.rtts, o.cmds = make(map[int]int64), make(map[int]map[string]int64)
+				}
+				// The fewest of three tries: another client of the same
+				// Redis can only add commands to the count.
+				for try := range 3 {
+					var before map[string]int64
+					var err error
+					if r.real {
+						if before, err = commandCalls(t.Context(), c); err != nil {
+							t.Fatal(err)
+						}
+					}
+					rtts0 := rt.n.Load()
+					if err := o.run(t.Context()); err != nil {
+						t.Fatalf("%s with %d items: %v", o.name, n, err)
+					}
+					rtts := rt.n.Load() - rtts0
+					if try == 0 || rtts < o.rtts[n] {
+						o.rtts[n] = rtts
+					}
+					if r.real {
+						after, err := commandCalls(t.Context(), c)
+						if err != nil {
+							t.Fatal(err)
+						}
+						d := commandDelta(before, after)
+						if try == 0 || sum(d) < sum(o.cmds[n]) {
+							o.cmds[n] = d
+						}
+					}
+				}
+			}
+		}
+		for _, o := range ops {
+			for _, n := range sizes {
+				line := fmt.Sprintf("%-18s items=%-6d round trips %d", o.name, n, o.rtts[n])
+				if r.real {
+					line += fmt.Sprintf(", commands %d (%s)", sum(o.cmds[n]), formatCalls(o.cmds[n]))
+				}
+				t.Log(line)
+				if o.rtts[n] != o.wantRTTs {
+					t.Errorf("%s with %d items: %d round trips, want %d", o.name, n, o.rtts[n], o.wantRTTs)
+				}
+			}
+			if r.real && formatCalls(o.cmds[sizes[0]]) != formatCalls(o.cmds[sizes[1]]) {
+				t.Errorf("%s: commands differ with the size of the inventory: %d items %s, %d items %s",
+					o.name, sizes[0], formatCalls(o.cmds[sizes[0]]), sizes[1], formatCalls(o.cmds[sizes[1]]))
+			}
+		}
+	})
+}
