@@ -43,10 +43,10 @@ package redisstore_test
 // delta of INFO commandstats, without the INFO calls themselves and the
 // HELLO and CLIENT commands of new connections).
 //
-// Each benchmark uses a key prefix of its own and deletes its keys (SCAN
-// on the prefix's hash tag, then DEL) when it ends; nothing here runs
-// FLUSHDB or KEYS, so a shared Redis is safe, though other clients' traffic
-// makes cmds/op larger than the store's own.
+// Each benchmark uses a key prefix of its own and deletes its keys with
+// Store.Clear (SCAN on the prefix's hash tag, then DEL) when it ends;
+// nothing here runs FLUSHDB or KEYS, so a shared Redis is safe, though
+// other clients' traffic makes cmds/op larger than the store's own.
 
 import (
 	"bytes"
@@ -204,7 +204,13 @@ func newBenchStore(tb testing.TB, c *redis.Client, items []inventory.Item) *redi
 	if err != nil {
 		tb.Fatal(err)
 	}
-	tb.Cleanup(func() { deleteKeys(tb, c, s.KeyPrefix()) })
+	tb.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := s.Clear(ctx); err != nil {
+			tb.Errorf("deleting the keys of prefix %q: %v", s.KeyPrefix(), err)
+		}
+	})
 	ctx := context.Background()
 	for chunk := range slices.Chunk(items, 1000) {
 		if err := s.Put(ctx, chunk...); err != nil {
@@ -212,27 +218,6 @@ func newBenchStore(tb testing.TB, c *redis.Client, items []inventory.Item) *redi
 		}
 	}
 	return s
-}
-
-// deleteKeys deletes the keys of one prefix, and only those: SCAN with a
-// MATCH on the prefix's hash tag, never KEYS or FLUSHDB.
-func deleteKeys(tb testing.TB, c *redis.Client, prefix string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	var cursor uint64
-	for {
-		keys, next, err := c.Scan(ctx, cursor, "{"+prefix+"}:*", 1000).Result()
-		if err == nil && len(keys) > 0 {
-			err = c.Del(ctx, keys...).Err()
-		}
-		if err != nil {
-			tb.Errorf("deleting the keys of prefix %q: %v", prefix, err)
-			return
-		}
-		if cursor = next; cursor == 0 {
-			return
-		}
-	}
 }
 
 // commandCalls returns the calls of every command since Redis started,
