@@ -1,0 +1,60 @@
+# Shared helpers of the benchmark scripts; sourced, not run.
+#
+# Environment:
+#   BENCH_MAX_LOAD  start a run only below this 1-minute load average (1.0)
+#   BENCH_MAX_WAIT  seconds to wait for it before running anyway (300)
+#   REDIS_PORT      loopback port of the private redis-server (6479)
+
+set -euo pipefail
+
+# The repository root, whichever directory the script is called from.
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+
+# wait_quiet waits until the machine's 1-minute load average is below
+# BENCH_MAX_LOAD (other processes compete for the same cores), at most
+# BENCH_MAX_WAIT seconds, then prints one line for the run's log:
+# "# <time> load <1m> <5m> <15m> (waited <s>s)".
+wait_quiet() {
+	local max=${BENCH_MAX_LOAD:-1.0} limit=${BENCH_MAX_WAIT:-300} waited=0 load
+	while :; do
+		load=$(cut -d' ' -f1 /proc/loadavg)
+		if awk -v l="$load" -v m="$max" 'BEGIN { exit !(l < m) }' || [ "$waited" -ge "$limit" ]; then
+			break
+		fi
+		sleep 5
+		waited=$((waited + 5))
+	done
+	echo "# $(date -u +%H:%M:%S) load $(cut -d' ' -f1-3 /proc/loadavg) (waited ${waited}s)"
+}
+
+# start_redis starts a private redis-server on 127.0.0.1:$REDIS_PORT with
+# no persistence, in a temporary directory, stops it when the script
+# exits, and exports REDIS_URL. Call it directly, not in a pipe or $(…),
+# which would run it in a subshell. It fails if something already listens on
+# the port, rather than benchmark someone else's Redis.
+start_redis() {
+	local port=${REDIS_PORT:-6479}
+	if redis-cli -h 127.0.0.1 -p "$port" ping >/dev/null 2>&1; then
+		echo "something already answers on 127.0.0.1:$port; set REDIS_PORT to a free port" >&2
+		return 1
+	fi
+	REDIS_DIR=$(mktemp -d)
+	redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
+		--dir "$REDIS_DIR" --daemonize no --logfile "$REDIS_DIR/redis.log" &
+	REDIS_PID=$!
+	trap 'kill "$REDIS_PID" 2>/dev/null || true; wait "$REDIS_PID" 2>/dev/null || true; rm -rf "$REDIS_DIR"' EXIT
+	for _ in $(seq 100); do
+		redis-cli -h 127.0.0.1 -p "$port" ping >/dev/null 2>&1 && break
+		sleep 0.1
+	done
+	export REDIS_URL="redis://127.0.0.1:$port/0"
+	echo "# $(redis-server --version | cut -d' ' -f1-3) at $REDIS_URL (pid $REDIS_PID)"
+}
+
+# machine prints what the figures were measured on.
+machine() {
+	echo "# $(nproc) CPUs: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')"
+	echo "# flags: $(grep -m1 '^flags' /proc/cpuinfo | grep -o -w -E 'sha_ni|avx2|aes' | tr '\n' ' ')"
+	echo "# $(go version)"
+	echo "# commit $(git -C "$ROOT" rev-parse --short HEAD)$(git -C "$ROOT" diff --quiet HEAD -- . 2>/dev/null || echo ' (with uncommitted changes)')"
+}
