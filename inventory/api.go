@@ -198,8 +198,9 @@ func (a *API) list(ctx context.Context) Response {
 // encodedList is the list body of one version of a VersionedLister's
 // contents. It is immutable once stored.
 type encodedList struct {
-	version uint64
-	body    []byte
+	version       uint64
+	body          []byte
+	contentLength []string // the header value, for net/http, made once
 }
 
 // listCached answers from the cached body while the store reports no
@@ -214,15 +215,15 @@ func (a *API) listCached(ctx context.Context, vl VersionedLister) Response {
 	if err != nil {
 		return a.fail(ctx, "list", err)
 	}
-	if !changed && cached != nil {
-		return Response{Status: http.StatusOK, Body: cached.body}
+	if changed || cached == nil {
+		body := appendList(nil, items)
+		cached = &encodedList{version: version, body: body, contentLength: []string{strconv.Itoa(len(body))}}
+		// A concurrent list may store an older version after this one:
+		// the next list then sees a version mismatch and encodes again.
+		// The cache is never served for a version the store does not hold.
+		a.listCache.Store(cached)
 	}
-	body := appendList(nil, items)
-	// A concurrent list may store an older version after this one: the
-	// next list then sees a version mismatch and encodes again. The cache
-	// is never served for a version the store does not hold.
-	a.listCache.Store(&encodedList{version: version, body: body})
-	return Response{Status: http.StatusOK, Body: body}
+	return Response{Status: http.StatusOK, Body: cached.body, contentLength: cached.contentLength}
 }
 
 // appendList appends the JSON array of items to b[:0], sized up front so

@@ -69,9 +69,24 @@ func TestNewKeyAuthenticator(t *testing.T) {
 	if b.Authenticate(ctx, "old-key") == nil || b.Authenticate(ctx, "new-key") != nil {
 		t.Error("the rotated set does not hold exactly the new key")
 	}
-	// The set keeps digests, not keys.
-	if ks, ok := a.(*keySet); !ok || len(ks.digests) != 3 {
-		t.Errorf("NewKeyAuthenticator returned %T", a)
+	// Keys are padded to a common width: a key's zero padding, a prefix of
+	// it, or a longer key that starts with it must not pass for it.
+	for _, k := range []string{"old-key\x00", "old-key\x00\x00\x00", "third~KEY!\x00", "third~KEY!-and-more-than-the-width", "\x00\x00\x00\x00\x00\x00\x00"} {
+		if err := a.Authenticate(ctx, k); !errors.Is(err, ErrUnauthorized) {
+			t.Errorf("key %q: %v; want ErrUnauthorized", k, err)
+		}
+	}
+	// Keys wider than the stack buffer take the other path.
+	long := strings.Repeat("k", 300)
+	c, err := NewKeyAuthenticator("short", long)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Authenticate(ctx, long) != nil || c.Authenticate(ctx, "short") != nil {
+		t.Error("a 300-byte key set refuses one of its keys")
+	}
+	if c.Authenticate(ctx, long[:299]) == nil || c.Authenticate(ctx, long+"k") == nil || c.Authenticate(ctx, strings.Repeat("k", 5000)) == nil {
+		t.Error("a 300-byte key set accepts a key it does not hold")
 	}
 }
 
@@ -83,6 +98,7 @@ func TestNewKeyAuthenticatorRejects(t *testing.T) {
 		{nil, "no API key"},
 		{[]string{}, "no API key"},
 		{[]string{""}, "#1 (of 1) is empty"},
+		{[]string{"ok", strings.Repeat("x", 513)}, "#2 (of 2) is longer than 512 bytes"},
 		{[]string{"good-key", "secret with space"}, "#2 (of 2)"},
 		{[]string{"tab\tsecret"}, "position 4"},
 		{[]string{"newline-secret\n"}, "#1"},

@@ -68,19 +68,20 @@ func (a *API) Register(mux *http.ServeMux, prefix string) (err error) {
 // matched the route itself and extracted petId (Gin, chi, echo, gorilla).
 // For Gin, see package inventorygin.
 func (a *API) ServeRoute(w http.ResponseWriter, r *http.Request, route Route, petID string) {
-	var body = r.Body
-	if r.Body == http.NoBody {
-		body = nil
-	}
-	resp := a.Serve(r.Context(), Request{
+	req := Request{
 		Method:        r.Method,
 		Route:         route,
 		PetID:         petID,
 		Authorization: r.Header.Get("Authorization"),
-		ContentType:   r.Header.Get("Content-Type"),
-		ContentLength: r.ContentLength,
-		Body:          body,
-	})
+	}
+	if route == RouteItem { // a list reads no body: skip the lookups
+		req.ContentType = r.Header.Get("Content-Type")
+		req.ContentLength = r.ContentLength
+		if r.Body != http.NoBody {
+			req.Body = r.Body
+		}
+	}
+	resp := a.Serve(r.Context(), req)
 	WriteResponse(w, &resp)
 }
 
@@ -99,25 +100,20 @@ func WriteResponse(w http.ResponseWriter, resp *Response) {
 	h["Content-Type"] = valJSON
 	h["Cache-Control"] = valNoStore
 	h["X-Content-Type-Options"] = valNosniff
-	// Content-Length and this response's own headers share one backing
-	// array; each gets a full-capacity slice of it, so that an append by
-	// later middleware copies instead of overwriting a neighbour.
-	hs, n := resp.headers()
-	vals := make([]string, 0, 4)
-	set := func(name, value string) {
-		vals = append(vals, value)
-		h[name] = vals[len(vals)-1 : len(vals) : len(vals)]
+	if resp.contentLength != nil {
+		h["Content-Length"] = resp.contentLength // the cached list's, shared like the values above
+	} else {
+		h["Content-Length"] = []string{strconv.Itoa(len(resp.Body))}
 	}
-	set("Content-Length", strconv.Itoa(len(resp.Body)))
+	hs, n := resp.headers()
 	for _, hd := range hs[3:n] {
-		switch hd.name {
-		case "WWW-Authenticate":
+		name := hd.name
+		if name == "WWW-Authenticate" {
 			// net/http keys its maps in canonical form, so that
 			// middleware's h.Get finds it.
-			set("Www-Authenticate", hd.value)
-		default:
-			set(hd.name, hd.value)
+			name = "Www-Authenticate"
 		}
+		h[name] = []string{hd.value}
 	}
 	w.WriteHeader(resp.Status)
 	_, _ = w.Write(resp.Body) // a client gone away is nobody's error to report

@@ -22,8 +22,9 @@ type config struct {
 
 // WithAPIKeys sets the API keys that are valid at once; several keys make
 // rotation possible (add the new key, move clients, remove the old one).
-// Keys are kept only as SHA-256 digests, compared in constant time, and
-// never logged. A key must be non-empty printable ASCII without spaces.
+// Keys are compared in constant time (see NewKeyAuthenticator) and
+// never logged. A key must be non-empty printable ASCII without spaces, at
+// most 512 bytes.
 //
 // There is no default: New fails unless WithAPIKeys or WithAuthenticator is
 // given, so the API is never served open by mistake.

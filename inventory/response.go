@@ -18,7 +18,8 @@ type Response struct {
 	allow           string
 	wwwAuthenticate string
 	retryAfter      string
-	buf             *[]byte // pooled buffer that backs Body, if any
+	buf             *[]byte  // pooled buffer that backs Body, if any
+	contentLength   []string // a cached body's Content-Length value, shared
 }
 
 // header is one response header.

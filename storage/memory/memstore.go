@@ -4,6 +4,7 @@ import (
 	"context"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"github.com/petinventory/petinventory/inventory"
 )
@@ -15,8 +16,9 @@ type Store struct {
 	items []inventory.Item // sorted by PetID
 	index map[int64]int    // PetID → position in items
 	// version counts writes, for ListSince: the API serves its cached
-	// encoding of the list while it is unchanged.
-	version uint64
+	// encoding of the list while it is unchanged. Written under mu (after
+	// the write it counts), read without it.
+	version atomic.Uint64
 }
 
 var (
@@ -27,7 +29,8 @@ var (
 // New returns a store holding the given items, which are validated as by
 // inventory.Item.Validate; a pet given twice keeps its last entry.
 func New(items ...inventory.Item) (*Store, error) {
-	s := &Store{index: make(map[int64]int, len(items)), version: 1}
+	s := &Store{index: make(map[int64]int, len(items))}
+	s.version.Store(1)
 	for _, it := range items {
 		if err := it.Validate(); err != nil {
 			return nil, err
@@ -55,14 +58,21 @@ func (s *Store) ListSince(ctx context.Context, since uint64) ([]inventory.Item, 
 	if err := ctx.Err(); err != nil {
 		return nil, 0, false, err
 	}
+	// Unchanged, without the lock: a write in progress has not bumped the
+	// version yet, and is not acknowledged yet either, so answering with
+	// the state before it is answering with a state the store held.
+	if v := s.version.Load(); v == since {
+		return nil, v, false, nil
+	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	if s.version == since {
-		return nil, s.version, false, nil
+	v := s.version.Load()
+	if v == since {
+		return nil, v, false, nil
 	}
 	out := make([]inventory.Item, len(s.items))
 	copy(out, s.items)
-	return out, s.version, true, nil
+	return out, v, true, nil
 }
 
 // SetQuantity replaces one pet's quantity under the write lock and returns
@@ -78,7 +88,7 @@ func (s *Store) SetQuantity(ctx context.Context, petID int64, quantity int) (inv
 		return inventory.Item{}, inventory.ErrNotFound
 	}
 	s.items[i].Quantity = quantity
-	s.version++
+	s.version.Add(1)
 	return s.items[i], nil
 }
 
@@ -94,7 +104,7 @@ func (s *Store) Put(ctx context.Context, items ...inventory.Item) error {
 }
 
 func (s *Store) put(items []inventory.Item) {
-	s.version++
+	s.version.Add(1)
 	added := false
 	for _, it := range items {
 		if i, ok := s.index[it.PetID]; ok {
@@ -131,6 +141,6 @@ func (s *Store) Delete(ctx context.Context, petID int64) error {
 	s.items = append(s.items[:i], s.items[i+1:]...)
 	delete(s.index, petID)
 	s.reindex()
-	s.version++
+	s.version.Add(1)
 	return nil
 }
