@@ -91,7 +91,12 @@ func serve(c *fiber.Ctx, api *inventory.API, route inventory.Route, petID string
 		c.Context().SetConnectionClose()
 	}
 	c.Status(resp.Status)
-	resp.VisitHeaders(func(name, value string) { c.Set(name, value) })
+	h := &c.Response().Header
+	resp.VisitHeaders(func(name, value string) {
+		// The names are canonical already: skip c.Set's normalising copy.
+		// SetCanonical copies both, so unsafe views of the strings do.
+		h.SetCanonical(utils.UnsafeBytes(name), utils.UnsafeBytes(value))
+	})
 	if resp.Stable() {
 		c.Response().SetBodyRaw(resp.Body) // not reused: no copy needed
 	} else {
