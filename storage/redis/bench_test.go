@@ -73,34 +73,21 @@ import (
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
+	"github.com/petinventory/petinventory/internal/benchfix"
 	"github.com/petinventory/petinventory/inventory"
 	redisstore "github.com/petinventory/petinventory/storage/redis"
 	"github.com/redis/go-redis/v9"
 )
 
 const (
-	benchKey     = "bench-key-0123456789"
-	benchBearer  = "Bearer " + benchKey
 	benchCallers = 32 // concurrent callers of BenchmarkUpdate
-	benchBodies  = 251
 	// benchMaxRetries is the store's default, which the raw loop mirrors.
 	benchMaxRetries = redisstore.DefaultMaxRetries
 	benchEnable     = "REDIS_URL=redis://127.0.0.1:6379/0 go test -run '^$' -bench . ./storage/redis"
 )
 
-// benchItems returns n valid items with pet ids 1..n, varied quantities
-// and every status.
-func benchItems(n int) []inventory.Item {
-	statuses := []inventory.Status{inventory.StatusAvailable, inventory.StatusPending, inventory.StatusSold}
-	items := make([]inventory.Item, n)
-	for i := range items {
-		items[i] = inventory.Item{PetID: int64(i + 1), Quantity: (i * 37) % 1000, Status: statuses[i%3]}
-	}
-	return items
-}
-
 // benchQuantity is the quantity the i-th operation writes.
-func benchQuantity(i int) int { return i % benchBodies * 7919 % 100000 }
+func benchQuantity(i int) int { return i % benchfix.Bodies * 7919 % 100000 }
 
 // roundTrips counts what a client sends to Redis: one per command sent
 // alone and one per pipeline (a MULTI/EXEC transaction included), which
@@ -463,7 +450,7 @@ func rawList(ctx context.Context, c *redis.Client, k rawKeys) (int, error) {
 // key, a store timeout, and a silent logger (503s would log warnings).
 func benchAPI(tb testing.TB, store inventory.Store) *inventory.API {
 	tb.Helper()
-	api, err := inventory.New(store, inventory.WithAPIKeys(benchKey),
+	api, err := inventory.New(store, inventory.WithAPIKeys(benchfix.Key),
 		inventory.WithStoreTimeout(2*time.Second),
 		inventory.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 	if err != nil {
@@ -472,55 +459,18 @@ func benchAPI(tb testing.TB, store inventory.Store) *inventory.API {
 	return api
 }
 
-// benchWriter is an http.ResponseWriter that keeps what it is given and can
-// be reset without allocating.
-type benchWriter struct {
-	header http.Header
-	status int
-	body   []byte
-}
-
-func newBenchWriter() *benchWriter { return &benchWriter{header: make(http.Header, 8)} }
-
-func (w *benchWriter) Header() http.Header { return w.header }
-
-func (w *benchWriter) WriteHeader(code int) {
-	if w.status == 0 {
-		w.status = code
-	}
-}
-
-func (w *benchWriter) Write(p []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
-	w.body = append(w.body, p...)
-	return len(p), nil
-}
-
-func (w *benchWriter) reset() {
-	clear(w.header)
-	w.status = 0
-	w.body = w.body[:0]
-}
-
-// benchBody is a request body that can be refilled between requests.
-type benchBody struct{ bytes.Reader }
-
-func (*benchBody) Close() error { return nil }
-
 // apiCaller is one caller's reusable PATCH request to the API.
 type apiCaller struct {
 	api  *inventory.API
 	req  *http.Request
-	body *benchBody
-	w    *benchWriter
+	body *benchfix.Body
+	w    *benchfix.Writer
 }
 
 func newAPICaller(api *inventory.API, petID int64) *apiCaller {
-	c := &apiCaller{api: api, body: &benchBody{}, w: newBenchWriter()}
+	c := &apiCaller{api: api, body: &benchfix.Body{}, w: benchfix.NewWriter()}
 	c.req = httptest.NewRequest(http.MethodPatch, "/inventory/"+strconv.FormatInt(petID, 10), nil)
-	c.req.Header.Set("Authorization", benchBearer)
+	c.req.Header.Set("Authorization", benchfix.Bearer)
 	c.req.Header.Set("Content-Type", "application/json")
 	c.req.Body = c.body
 	return c
@@ -530,13 +480,13 @@ func newAPICaller(api *inventory.API, petID int64) *apiCaller {
 func (c *apiCaller) patch(body []byte) int {
 	c.body.Reset(body)
 	c.req.ContentLength = int64(len(body))
-	c.w.reset()
+	c.w.Reset()
 	c.api.ServeHTTP(c.w, c.req)
-	return c.w.status
+	return c.w.Status
 }
 
 func BenchmarkUpdate(b *testing.B) {
-	bodies := make([][]byte, benchBodies)
+	bodies := make([][]byte, benchfix.Bodies)
 	for i := range bodies {
 		bodies[i] = []byte(`{"quantity":` + strconv.Itoa(benchQuantity(i)) + `}`)
 	}
@@ -549,7 +499,7 @@ func BenchmarkUpdate(b *testing.B) {
 			}
 			b.Run(pets+"/api", func(b *testing.B) {
 				c, rt := r.client(b, benchCallers)
-				store := newBenchStore(b, c, benchItems(100))
+				store := newBenchStore(b, c, benchfix.Items(100))
 				api := benchAPI(b, store)
 				callers := make([]*apiCaller, benchCallers)
 				for g := range callers {
@@ -557,10 +507,10 @@ func BenchmarkUpdate(b *testing.B) {
 				}
 				// The answer is the item with the quantity just written.
 				if st := callers[0].patch(bodies[0]); st != http.StatusOK {
-					b.Fatalf("setup: status %d: %s", st, callers[0].w.body)
+					b.Fatalf("setup: status %d: %s", st, callers[0].w.Body)
 				}
 				want := inventory.Item{PetID: 1, Quantity: benchQuantity(0), Status: inventory.StatusAvailable}
-				if got := string(callers[0].w.body); got != string(want.AppendJSON(nil)) {
+				if got := string(callers[0].w.Body); got != string(want.AppendJSON(nil)) {
 					b.Fatalf("setup: body %s, want %s", got, want.AppendJSON(nil))
 				}
 				var unavailable atomic.Int64
@@ -568,12 +518,12 @@ func BenchmarkUpdate(b *testing.B) {
 				m := startMeter(b, c, rt, r)
 				b.ResetTimer()
 				err := runCallers(b.N, benchCallers, func(g, i int) error {
-					switch st := callers[g].patch(bodies[i%benchBodies]); st {
+					switch st := callers[g].patch(bodies[i%benchfix.Bodies]); st {
 					case http.StatusOK:
 					case http.StatusServiceUnavailable: // retries exhausted, counted below
 						unavailable.Add(1)
 					default:
-						return fmt.Errorf("status %d: %s", st, callers[g].w.body)
+						return fmt.Errorf("status %d: %s", st, callers[g].w.Body)
 					}
 					return nil
 				})
@@ -588,7 +538,7 @@ func BenchmarkUpdate(b *testing.B) {
 			})
 			b.Run(pets+"/store", func(b *testing.B) {
 				c, rt := r.client(b, benchCallers)
-				store := newBenchStore(b, c, benchItems(100))
+				store := newBenchStore(b, c, benchfix.Items(100))
 				ctx := context.Background()
 				stats0 := store.Stats()
 				m := startMeter(b, c, rt, r)
@@ -608,7 +558,7 @@ func BenchmarkUpdate(b *testing.B) {
 			})
 			b.Run(pets+"/raw", func(b *testing.B) {
 				c, rt := r.client(b, benchCallers)
-				store := newBenchStore(b, c, benchItems(100))
+				store := newBenchStore(b, c, benchfix.Items(100))
 				keys := rawKeysOf(store)
 				ctx := context.Background()
 				if st, _, err := rawSetQuantity(ctx, c, keys, 1, 1); err != nil || st != "available" {
@@ -650,26 +600,26 @@ func BenchmarkList(b *testing.B) {
 		for _, n := range []int{10, 100, 10000} {
 			b.Run(fmt.Sprintf("items=%d", n), func(b *testing.B) {
 				c, rt := r.client(b, 2)
-				store := newBenchStore(b, c, benchItems(n))
+				store := newBenchStore(b, c, benchfix.Items(n))
 				ctx := context.Background()
 
 				b.Run("api", func(b *testing.B) {
 					api := benchAPI(b, store)
 					req := httptest.NewRequest(http.MethodGet, "/inventory", nil)
-					req.Header.Set("Authorization", benchBearer)
-					w := newBenchWriter()
+					req.Header.Set("Authorization", benchfix.Bearer)
+					w := benchfix.NewWriter()
 					api.ServeHTTP(w, req)
-					if w.status != http.StatusOK || !bytes.HasPrefix(w.body, []byte(`[{"petId":1,`)) {
-						b.Fatalf("setup: status %d, body %.100s", w.status, w.body)
+					if w.Status != http.StatusOK || !bytes.HasPrefix(w.Body, []byte(`[{"petId":1,`)) {
+						b.Fatalf("setup: status %d, body %.100s", w.Status, w.Body)
 					}
 					m := startMeter(b, c, rt, r)
 					ops := 0
 					b.ReportAllocs()
 					for b.Loop() {
-						w.reset()
+						w.Reset()
 						api.ServeHTTP(w, req)
-						if w.status != http.StatusOK {
-							b.Fatalf("status %d: %s", w.status, w.body)
+						if w.Status != http.StatusOK {
+							b.Fatalf("status %d: %s", w.Status, w.Body)
 						}
 						ops++
 					}
@@ -764,18 +714,18 @@ func testRoundTrips(t *testing.T, r benchRedis) {
 		}},
 		{name: "API list", wantRTTs: 1, run: func(ctx context.Context) error {
 			req := httptest.NewRequestWithContext(ctx, http.MethodGet, "/inventory", nil)
-			req.Header.Set("Authorization", benchBearer)
-			w := newBenchWriter()
+			req.Header.Set("Authorization", benchfix.Bearer)
+			w := benchfix.NewWriter()
 			api.ServeHTTP(w, req)
-			if w.status != http.StatusOK {
-				return fmt.Errorf("status %d: %s", w.status, w.body)
+			if w.Status != http.StatusOK {
+				return fmt.Errorf("status %d: %s", w.Status, w.Body)
 			}
 			return nil
 		}},
 		{name: "API update", wantRTTs: 3, run: func(context.Context) error {
 			update := newAPICaller(api, 7)
 			if st := update.patch([]byte(`{"quantity":4}`)); st != http.StatusOK {
-				return fmt.Errorf("status %d: %s", st, update.w.body)
+				return fmt.Errorf("status %d: %s", st, update.w.Body)
 			}
 			return nil
 		}},
@@ -783,7 +733,7 @@ func testRoundTrips(t *testing.T, r benchRedis) {
 	sizes := []int{10, 10000}
 	for _, n := range sizes {
 		size = n
-		store = newBenchStore(t, c, benchItems(n))
+		store = newBenchStore(t, c, benchfix.Items(n))
 		api = benchAPI(t, store)
 		for _, o := range ops {
 			if o.rtts == nil {

@@ -19,67 +19,28 @@ package inventoryfiber_test
 // both answer 200 with the same bytes, so neither side can be measuring an
 // error path.
 //
-// A third side, "bare+sha256", is the bare handler with the library's way
-// of checking the key instead of the plain comparison: the SHA-256 digest
-// of the presented key compared in constant time with the configured key's
-// (about 100 ns). lib against it shows what the library costs beyond that
-// security measure, which the bare handler skips.
+// A third side, "bare+sha256", is the bare handler with a constant-time
+// key check instead of the plain comparison: the SHA-256 digest of the
+// presented key compared in constant time with the configured key's (about
+// 100 ns), the textbook way, which the library used at first. It shows
+// what such a check costs; the bare handler skips it.
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/petinventory/petinventory/internal/benchfix"
 	"github.com/petinventory/petinventory/inventory"
 	memstore "github.com/petinventory/petinventory/storage/memory"
 	inventoryfiber "github.com/petinventory/petinventory/transport/fiber"
 	"github.com/valyala/fasthttp"
 )
-
-const (
-	benchKey    = "bench-key-0123456789"
-	benchBearer = "Bearer " + benchKey
-	// benchUpdatePets is how many pets the update benchmarks rotate over,
-	// and benchBodies how many distinct quantities; the two are coprime so
-	// that (pet, quantity) pairs keep changing.
-	benchUpdatePets = 8
-	benchBodies     = 251
-)
-
-var benchListSizes = []int{10, 100, 10000}
-
-// benchKeyDigest is the SHA-256 digest of benchKey, for bare+sha256.
-var benchKeyDigest = sha256.Sum256([]byte(benchKey))
-
-// benchSHA256Authorized is the key check of bare+sha256: as the library's
-// WithAPIKeys, the digest of the bearer key compared in constant time.
-func benchSHA256Authorized(header string) bool {
-	key, ok := strings.CutPrefix(header, "Bearer ")
-	if !ok {
-		return false
-	}
-	d := sha256.Sum256([]byte(key))
-	return subtle.ConstantTimeCompare(d[:], benchKeyDigest[:]) == 1
-}
-
-// benchItems returns n valid items with pet ids 1..n, varied quantities
-// and every status.
-func benchItems(n int) []inventory.Item {
-	statuses := []inventory.Status{inventory.StatusAvailable, inventory.StatusPending, inventory.StatusSold}
-	items := make([]inventory.Item, n)
-	for i := range items {
-		items[i] = inventory.Item{PetID: int64(i + 1), Quantity: (i * 37) % 1000, Status: statuses[i%3]}
-	}
-	return items
-}
 
 func benchApp() *fiber.App {
 	return fiber.New(fiber.Config{DisableStartupMessage: true})
@@ -91,7 +52,7 @@ func benchLibHandler(b *testing.B, items []inventory.Item) fasthttp.RequestHandl
 	if err != nil {
 		b.Fatal(err)
 	}
-	api, err := inventory.New(store, inventory.WithAPIKeys(benchKey))
+	api, err := inventory.New(store, inventory.WithAPIKeys(benchfix.Key))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -118,7 +79,7 @@ func benchBareSHA256Handler(_ *testing.B, items []inventory.Item) fasthttp.Reque
 }
 
 // benchBareApp returns the bare handlers; withSHA256 swaps the plain
-// comparison of the Authorization header for benchSHA256Authorized.
+// comparison of the Authorization header for benchfix.SHA256Authorized.
 func benchBareApp(items []inventory.Item, withSHA256 bool) fasthttp.RequestHandler {
 	list, err := json.Marshal(items)
 	if err != nil {
@@ -134,10 +95,10 @@ func benchBareApp(items []inventory.Item, withSHA256 bool) fasthttp.RequestHandl
 	v1 := app.Group("/v1")
 	v1.Get("/inventory", func(c *fiber.Ctx) error {
 		if withSHA256 {
-			if !benchSHA256Authorized(c.Get(fiber.HeaderAuthorization)) {
+			if !benchfix.SHA256Authorized(c.Get(fiber.HeaderAuthorization)) {
 				return c.SendStatus(fiber.StatusUnauthorized)
 			}
-		} else if c.Get(fiber.HeaderAuthorization) != benchBearer {
+		} else if c.Get(fiber.HeaderAuthorization) != benchfix.Bearer {
 			return c.SendStatus(fiber.StatusUnauthorized)
 		}
 		benchSetHeaders(c)
@@ -145,10 +106,10 @@ func benchBareApp(items []inventory.Item, withSHA256 bool) fasthttp.RequestHandl
 	})
 	v1.Patch("/inventory/:petId", func(c *fiber.Ctx) error {
 		if withSHA256 {
-			if !benchSHA256Authorized(c.Get(fiber.HeaderAuthorization)) {
+			if !benchfix.SHA256Authorized(c.Get(fiber.HeaderAuthorization)) {
 				return c.SendStatus(fiber.StatusUnauthorized)
 			}
-		} else if c.Get(fiber.HeaderAuthorization) != benchBearer {
+		} else if c.Get(fiber.HeaderAuthorization) != benchfix.Bearer {
 			return c.SendStatus(fiber.StatusUnauthorized)
 		}
 		id, err := strconv.ParseInt(c.Params("petId"), 10, 64)
@@ -216,9 +177,9 @@ var benchSides = []benchSide{
 
 func BenchmarkList(b *testing.B) {
 	for _, side := range benchSides {
-		for _, n := range benchListSizes {
+		for _, n := range benchfix.ListSizes {
 			b.Run(fmt.Sprintf("%s/items=%d", side.name, n), func(b *testing.B) {
-				items := benchItems(n)
+				items := benchfix.Items(n)
 				want, err := json.Marshal(items)
 				if err != nil {
 					b.Fatal(err)
@@ -227,7 +188,7 @@ func BenchmarkList(b *testing.B) {
 				ctx := &fasthttp.RequestCtx{}
 				ctx.Request.Header.SetMethod(fiber.MethodGet)
 				ctx.Request.SetRequestURI("/v1/inventory")
-				ctx.Request.Header.Set(fiber.HeaderAuthorization, benchBearer)
+				ctx.Request.Header.Set(fiber.HeaderAuthorization, benchfix.Bearer)
 				h(ctx)
 				benchCheck(b, side.name, "list", ctx, want)
 
@@ -247,34 +208,34 @@ func BenchmarkList(b *testing.B) {
 func BenchmarkUpdate(b *testing.B) {
 	for _, side := range benchSides {
 		b.Run(side.name, func(b *testing.B) {
-			items := benchItems(100)
+			items := benchfix.Items(100)
 			h := side.handler(b, items)
 			// One request context per pet, reused; bodies set a different
 			// quantity each time.
-			ctxs := make([]*fasthttp.RequestCtx, benchUpdatePets)
+			ctxs := make([]*fasthttp.RequestCtx, benchfix.UpdatePets)
 			for i := range ctxs {
 				ctx := &fasthttp.RequestCtx{}
 				ctx.Request.Header.SetMethod(fiber.MethodPatch)
 				ctx.Request.SetRequestURI("/v1/inventory/" + strconv.Itoa(i*11+1))
-				ctx.Request.Header.Set(fiber.HeaderAuthorization, benchBearer)
+				ctx.Request.Header.Set(fiber.HeaderAuthorization, benchfix.Bearer)
 				ctx.Request.Header.SetContentType(fiber.MIMEApplicationJSON)
 				ctxs[i] = ctx
 			}
-			bodies := make([][]byte, benchBodies)
+			bodies := make([][]byte, benchfix.Bodies)
 			for i := range bodies {
 				bodies[i] = []byte(`{"quantity":` + strconv.Itoa(i*7919%100000) + `}`)
 			}
 			send := func(i int) *fasthttp.RequestCtx {
-				ctx := ctxs[i%benchUpdatePets]
-				ctx.Request.SetBody(bodies[i%benchBodies])
+				ctx := ctxs[i%benchfix.UpdatePets]
+				ctx.Request.SetBody(bodies[i%benchfix.Bodies])
 				ctx.Response.Reset()
 				h(ctx)
 				return ctx
 			}
 
-			for i := range benchUpdatePets + 1 {
+			for i := range benchfix.UpdatePets + 1 {
 				ctx := send(i)
-				want := items[(i%benchUpdatePets)*11]
+				want := items[(i%benchfix.UpdatePets)*11]
 				want.Quantity = i * 7919 % 100000
 				wantBody, _ := json.Marshal(want)
 				benchCheck(b, side.name, "update", ctx, wantBody)

@@ -17,105 +17,28 @@ package inventorygin_test
 // Content-Length), and setup checks that both answer 200 with the same
 // bytes, so neither side can be measuring an error path.
 //
-// A third side, "bare+sha256", is the bare handler with the library's way
-// of checking the key instead of the plain comparison: the SHA-256 digest
-// of the presented key compared in constant time with the configured key's
-// (about 100 ns). lib against it shows what the library costs beyond that
-// security measure, which the bare handler skips.
+// A third side, "bare+sha256", is the bare handler with a constant-time
+// key check instead of the plain comparison: the SHA-256 digest of the
+// presented key compared in constant time with the configured key's (about
+// 100 ns), the textbook way, which the library used at first. It shows
+// what such a check costs; the bare handler skips it.
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 
 	"github.com/gin-gonic/gin"
+	"github.com/petinventory/petinventory/internal/benchfix"
 	"github.com/petinventory/petinventory/inventory"
 	memstore "github.com/petinventory/petinventory/storage/memory"
 	inventorygin "github.com/petinventory/petinventory/transport/gin"
 )
-
-const (
-	benchKey    = "bench-key-0123456789"
-	benchBearer = "Bearer " + benchKey
-	// benchUpdatePets is how many pets the update benchmarks rotate over,
-	// and benchBodies how many distinct quantities; the two are coprime so
-	// that (pet, quantity) pairs keep changing.
-	benchUpdatePets = 8
-	benchBodies     = 251
-)
-
-var benchListSizes = []int{10, 100, 10000}
-
-// benchKeyDigest is the SHA-256 digest of benchKey, for bare+sha256.
-var benchKeyDigest = sha256.Sum256([]byte(benchKey))
-
-// benchSHA256Authorized is the key check of bare+sha256: as the library's
-// WithAPIKeys, the digest of the bearer key compared in constant time.
-func benchSHA256Authorized(header string) bool {
-	key, ok := strings.CutPrefix(header, "Bearer ")
-	if !ok {
-		return false
-	}
-	d := sha256.Sum256([]byte(key))
-	return subtle.ConstantTimeCompare(d[:], benchKeyDigest[:]) == 1
-}
-
-// benchItems returns n valid items with pet ids 1..n, varied quantities
-// and every status.
-func benchItems(n int) []inventory.Item {
-	statuses := []inventory.Status{inventory.StatusAvailable, inventory.StatusPending, inventory.StatusSold}
-	items := make([]inventory.Item, n)
-	for i := range items {
-		items[i] = inventory.Item{PetID: int64(i + 1), Quantity: (i * 37) % 1000, Status: statuses[i%3]}
-	}
-	return items
-}
-
-// benchWriter is an http.ResponseWriter that keeps what it is given and can
-// be reset without allocating, so that neither side's figures are made of
-// httptest.ResponseRecorder's allocations.
-type benchWriter struct {
-	header http.Header
-	status int
-	body   []byte
-}
-
-func newBenchWriter() *benchWriter { return &benchWriter{header: make(http.Header, 8)} }
-
-func (w *benchWriter) Header() http.Header { return w.header }
-
-func (w *benchWriter) WriteHeader(code int) {
-	if w.status == 0 {
-		w.status = code
-	}
-}
-
-func (w *benchWriter) Write(p []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
-	w.body = append(w.body, p...)
-	return len(p), nil
-}
-
-func (w *benchWriter) reset() {
-	clear(w.header)
-	w.status = 0
-	w.body = w.body[:0]
-}
-
-// benchBody is a request body that can be refilled between iterations.
-type benchBody struct{ bytes.Reader }
-
-func (*benchBody) Close() error { return nil }
 
 func benchEngine() *gin.Engine {
 	gin.SetMode(gin.ReleaseMode)
@@ -128,7 +51,7 @@ func benchLibEngine(b *testing.B, items []inventory.Item) *gin.Engine {
 	if err != nil {
 		b.Fatal(err)
 	}
-	api, err := inventory.New(store, inventory.WithAPIKeys(benchKey))
+	api, err := inventory.New(store, inventory.WithAPIKeys(benchfix.Key))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -147,7 +70,7 @@ func benchSetHeaders(c *gin.Context, contentLength string) {
 }
 
 // benchBareEngine returns the bare handlers; withSHA256 swaps the plain
-// comparison of the Authorization header for benchSHA256Authorized.
+// comparison of the Authorization header for benchfix.SHA256Authorized.
 func benchBareEngine(items []inventory.Item, withSHA256 bool) *gin.Engine {
 	list, err := json.Marshal(items)
 	if err != nil {
@@ -164,11 +87,11 @@ func benchBareEngine(items []inventory.Item, withSHA256 bool) *gin.Engine {
 	v1 := engine.Group("/v1")
 	v1.GET("/inventory", func(c *gin.Context) {
 		if withSHA256 {
-			if !benchSHA256Authorized(c.Request.Header.Get("Authorization")) {
+			if !benchfix.SHA256Authorized(c.Request.Header.Get("Authorization")) {
 				c.Status(http.StatusUnauthorized)
 				return
 			}
-		} else if c.Request.Header.Get("Authorization") != benchBearer {
+		} else if c.Request.Header.Get("Authorization") != benchfix.Bearer {
 			c.Status(http.StatusUnauthorized)
 			return
 		}
@@ -177,11 +100,11 @@ func benchBareEngine(items []inventory.Item, withSHA256 bool) *gin.Engine {
 	})
 	v1.PATCH("/inventory/:petId", func(c *gin.Context) {
 		if withSHA256 {
-			if !benchSHA256Authorized(c.Request.Header.Get("Authorization")) {
+			if !benchfix.SHA256Authorized(c.Request.Header.Get("Authorization")) {
 				c.Status(http.StatusUnauthorized)
 				return
 			}
-		} else if c.Request.Header.Get("Authorization") != benchBearer {
+		} else if c.Request.Header.Get("Authorization") != benchfix.Bearer {
 			c.Status(http.StatusUnauthorized)
 			return
 		}
@@ -221,13 +144,13 @@ func benchBareEngine(items []inventory.Item, withSHA256 bool) *gin.Engine {
 
 // benchCheck fails b unless w holds a 200 with exactly want and the
 // contract's headers.
-func benchCheck(b *testing.B, side, what string, w *benchWriter, want []byte) {
+func benchCheck(b *testing.B, side, what string, w *benchfix.Writer, want []byte) {
 	b.Helper()
-	if w.status != http.StatusOK {
-		b.Fatalf("%s %s: status %d, body %s", side, what, w.status, w.body)
+	if w.Status != http.StatusOK {
+		b.Fatalf("%s %s: status %d, body %s", side, what, w.Status, w.Body)
 	}
-	if !bytes.Equal(w.body, want) {
-		b.Fatalf("%s %s: body\n%.200s\nwant\n%.200s", side, what, w.body, want)
+	if !bytes.Equal(w.Body, want) {
+		b.Fatalf("%s %s: body\n%.200s\nwant\n%.200s", side, what, w.Body, want)
 	}
 	for name, value := range map[string]string{
 		"Content-Type":           "application/json",
@@ -235,7 +158,7 @@ func benchCheck(b *testing.B, side, what string, w *benchWriter, want []byte) {
 		"X-Content-Type-Options": "nosniff",
 		"Content-Length":         strconv.Itoa(len(want)),
 	} {
-		if got := w.header.Get(name); got != value {
+		if got := w.Header().Get(name); got != value {
 			b.Fatalf("%s %s: %s is %q, want %q", side, what, name, got, value)
 		}
 	}
@@ -254,26 +177,26 @@ var benchSides = []benchSide{
 
 func BenchmarkList(b *testing.B) {
 	for _, side := range benchSides {
-		for _, n := range benchListSizes {
+		for _, n := range benchfix.ListSizes {
 			b.Run(fmt.Sprintf("%s/items=%d", side.name, n), func(b *testing.B) {
-				items := benchItems(n)
+				items := benchfix.Items(n)
 				want, err := json.Marshal(items)
 				if err != nil {
 					b.Fatal(err)
 				}
 				engine := side.engine(b, items)
 				req := httptest.NewRequest(http.MethodGet, "/v1/inventory", nil)
-				req.Header.Set("Authorization", benchBearer)
-				w := newBenchWriter()
+				req.Header.Set("Authorization", benchfix.Bearer)
+				w := benchfix.NewWriter()
 				engine.ServeHTTP(w, req)
 				benchCheck(b, side.name, "list", w, want)
 
 				b.ReportAllocs()
 				for b.Loop() {
-					w.reset()
+					w.Reset()
 					engine.ServeHTTP(w, req)
-					if w.status != http.StatusOK {
-						b.Fatalf("status %d", w.status)
+					if w.Status != http.StatusOK {
+						b.Fatalf("status %d", w.Status)
 					}
 				}
 			})
@@ -284,36 +207,36 @@ func BenchmarkList(b *testing.B) {
 func BenchmarkUpdate(b *testing.B) {
 	for _, side := range benchSides {
 		b.Run(side.name, func(b *testing.B) {
-			items := benchItems(100)
+			items := benchfix.Items(100)
 			engine := side.engine(b, items)
 			// One request per pet, reused; bodies set a different quantity
 			// each time.
-			reqs := make([]*http.Request, benchUpdatePets)
-			readers := make([]*benchBody, benchUpdatePets)
+			reqs := make([]*http.Request, benchfix.UpdatePets)
+			readers := make([]*benchfix.Body, benchfix.UpdatePets)
 			for i := range reqs {
-				readers[i] = &benchBody{}
+				readers[i] = &benchfix.Body{}
 				reqs[i] = httptest.NewRequest(http.MethodPatch, "/v1/inventory/"+strconv.Itoa(i*11+1), nil)
-				reqs[i].Header.Set("Authorization", benchBearer)
+				reqs[i].Header.Set("Authorization", benchfix.Bearer)
 				reqs[i].Header.Set("Content-Type", "application/json")
 				reqs[i].Body = readers[i]
 			}
-			bodies := make([][]byte, benchBodies)
+			bodies := make([][]byte, benchfix.Bodies)
 			for i := range bodies {
 				bodies[i] = []byte(`{"quantity":` + strconv.Itoa(i*7919%100000) + `}`)
 			}
-			send := func(w *benchWriter, i int) {
-				p := i % benchUpdatePets
-				body := bodies[i%benchBodies]
+			send := func(w *benchfix.Writer, i int) {
+				p := i % benchfix.UpdatePets
+				body := bodies[i%benchfix.Bodies]
 				readers[p].Reset(body)
 				reqs[p].ContentLength = int64(len(body))
-				w.reset()
+				w.Reset()
 				engine.ServeHTTP(w, reqs[p])
 			}
 
-			w := newBenchWriter()
-			for i := range benchUpdatePets + 1 {
+			w := benchfix.NewWriter()
+			for i := range benchfix.UpdatePets + 1 {
 				send(w, i)
-				want := items[(i%benchUpdatePets)*11]
+				want := items[(i%benchfix.UpdatePets)*11]
 				want.Quantity = i * 7919 % 100000
 				wantBody, _ := json.Marshal(want)
 				benchCheck(b, side.name, "update", w, wantBody)
@@ -322,8 +245,8 @@ func BenchmarkUpdate(b *testing.B) {
 			b.ReportAllocs()
 			for i := 0; b.Loop(); i++ {
 				send(w, i)
-				if w.status != http.StatusOK {
-					b.Fatalf("status %d: %s", w.status, w.body)
+				if w.Status != http.StatusOK {
+					b.Fatalf("status %d: %s", w.Status, w.Body)
 				}
 			}
 		})
