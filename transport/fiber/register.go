@@ -86,9 +86,14 @@ func serve(c *fiber.Ctx, api *inventory.API, route inventory.Route, petID string
 	resp := api.Serve(c.UserContext(), req)
 	if stream != nil && !stream.eof && req.ContentLength != 0 {
 		// The API refused the body without reading it all (413, 401, …).
-		// fasthttp would read the rest as the next request on this
-		// connection: close it after the answer instead.
-		c.Context().SetConnectionClose()
+		// As net/http does, read what is left up to a bound, so that a
+		// client still sending gets to read the answer rather than a
+		// broken pipe; past the bound, close the connection after the
+		// answer, or fasthttp would read the rest as the next request.
+		_, _ = io.CopyN(io.Discard, stream, maxDrainBytes)
+		if !stream.eof {
+			c.Context().SetConnectionClose()
+		}
 	}
 	c.Status(resp.Status)
 	h := &c.Response().Header
@@ -105,6 +110,10 @@ func serve(c *fiber.Ctx, api *inventory.API, route inventory.Route, petID string
 	resp.Release()
 	return nil
 }
+
+// maxDrainBytes is how much of a refused streamed body is read and
+// discarded to keep the connection usable: net/http's bound.
+const maxDrainBytes = 256 << 10
 
 // eofReader records whether its reader was read to the end.
 type eofReader struct {

@@ -81,10 +81,11 @@ func rawPatch(addr, path string, body io.Reader, length int64) (int, string, err
 	return resp.StatusCode, string(b), err
 }
 
-// A body the API refuses without reading it whole must not be read by
-// fasthttp as the next request on the same keep-alive connection: the
-// connection is closed after the answer instead.
-func TestRefusedStreamedBodyClosesConnection(t *testing.T) {
+// A body the API refuses without reading it whole must never be read by
+// fasthttp as the next request on the same keep-alive connection: a small
+// rest is drained (the connection stays usable), a large one closes the
+// connection after the answer.
+func TestRefusedStreamedBodyIsNotANextRequest(t *testing.T) {
 	app := fiber.New(fiber.Config{StreamRequestBody: true, DisableStartupMessage: true})
 	if err := inventoryfiber.Register(app.Group("/v1"), newAPI(t)); err != nil {
 		t.Fatal(err)
@@ -96,35 +97,74 @@ func TestRefusedStreamedBodyClosesConnection(t *testing.T) {
 	go func() { _ = app.Listener(ln) }()
 	defer func() { _ = app.Shutdown() }()
 
-	conn, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
 	// No key: 401 before the body is looked at. The body is itself shaped
 	// like a request, as a smuggling attempt would be.
 	smuggled := "GET /v1/inventory HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\n\r\n"
-	first := fmt.Sprintf("PATCH /v1/inventory/1 HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(smuggled), smuggled)
-	if _, err := io.WriteString(conn, first); err != nil {
+	refused := func(body string) string {
+		return fmt.Sprintf("PATCH /v1/inventory/1 HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+	}
+	valid := "PATCH /v1/inventory/1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\nContent-Length: 14\r\n\r\n{\"quantity\":5}"
+
+	t.Run("small rest: drained, connection kept", func(t *testing.T) {
+		conn, br := dial(t, ln.Addr().String())
+		send(t, conn, refused(smuggled)+valid)
+		if got := readStatus(t, conn, br); got != 401 {
+			t.Fatalf("first answer %d, want 401", got)
+		}
+		// The next answer must be the valid PATCH's, not the smuggled GET's.
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("no answer to the request after the drained body: %v", err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 200 || !strings.Contains(string(b), `"quantity":5`) {
+			t.Fatalf("second answer %d %s; want the PATCH's 200 (the smuggled GET was served?)", resp.StatusCode, b)
+		}
+	})
+	t.Run("large rest: connection closed", func(t *testing.T) {
+		conn, br := dial(t, ln.Addr().String())
+		pad := strings.Repeat(" ", 300<<10) // over the drain bound
+		go func() { _, _ = io.WriteString(conn, refused(pad+smuggled)) }()
+		if got := readStatus(t, conn, br); got != 401 {
+			t.Fatalf("first answer %d, want 401", got)
+		}
+		_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+		next, err := http.ReadResponse(br, nil)
+		switch {
+		case err == nil:
+			b, _ := io.ReadAll(next.Body)
+			t.Fatalf("the unread body was served as a next request: %d %s", next.StatusCode, b)
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			t.Fatal("the connection stayed open with the unread body in it")
+		}
+	})
+}
+
+func dial(t *testing.T, addr string) (net.Conn, *bufio.Reader) {
+	t.Helper()
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
 		t.Fatal(err)
 	}
-	br := bufio.NewReader(conn)
+	t.Cleanup(func() { conn.Close() })
+	return conn, bufio.NewReader(conn)
+}
+
+func send(t *testing.T, conn net.Conn, s string) {
+	t.Helper()
+	if _, err := io.WriteString(conn, s); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func readStatus(t *testing.T, conn net.Conn, br *bufio.Reader) int {
+	t.Helper()
+	_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
 	resp, err := http.ReadResponse(br, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	io.Copy(io.Discard, resp.Body)
+	_, _ = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != 401 {
-		t.Fatalf("first answer %d, want 401", resp.StatusCode)
-	}
-	_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
-	next, err := http.ReadResponse(br, nil)
-	switch {
-	case err == nil:
-		b, _ := io.ReadAll(next.Body)
-		t.Fatalf("the unread body was served as a second request: %d %s", next.StatusCode, b)
-	case errors.Is(err, os.ErrDeadlineExceeded):
-		t.Fatal("the connection stayed open with the unread body in it")
-	}
+	return resp.StatusCode
 }
