@@ -28,11 +28,8 @@ package inventory_test
 // package are written separately.
 
 import (
-	"bytes"
 	"encoding/json"
-	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"sync"
 	"testing"
@@ -150,111 +147,11 @@ func benchBareMux(items []inventory.Item, withSHA256 bool) http.Handler {
 
 // benchCheck fails b unless w holds a 200 with exactly want and the
 // contract's headers.
-func benchCheck(b *testing.B, side, what string, w *benchfix.Writer, want []byte) {
-	b.Helper()
-	if w.Status != http.StatusOK {
-		b.Fatalf("%s %s: status %d, body %s", side, what, w.Status, w.Body)
-	}
-	if !bytes.Equal(w.Body, want) {
-		b.Fatalf("%s %s: body\n%.200s\nwant\n%.200s", side, what, w.Body, want)
-	}
-	for name, value := range map[string]string{
-		"Content-Type":           "application/json",
-		"Cache-Control":          "no-store",
-		"X-Content-Type-Options": "nosniff",
-		"Content-Length":         strconv.Itoa(len(want)),
-	} {
-		if got := w.Header().Get(name); got != value {
-			b.Fatalf("%s %s: %s is %q, want %q", side, what, name, got, value)
-		}
-	}
+var benchSides = []benchfix.Side{
+	{Name: "lib", Handler: benchLibHandler},
+	{Name: "bare", Handler: benchBareHandler},
+	{Name: "bare+sha256", Handler: benchBareSHA256Handler},
 }
 
-type benchSide struct {
-	name    string
-	handler func(*testing.B, []inventory.Item) http.Handler
-}
-
-var benchSides = []benchSide{
-	{"lib", benchLibHandler},
-	{"bare", benchBareHandler},
-	{"bare+sha256", benchBareSHA256Handler},
-}
-
-func BenchmarkList(b *testing.B) {
-	for _, side := range benchSides {
-		for _, n := range benchfix.ListSizes {
-			b.Run(fmt.Sprintf("%s/items=%d", side.name, n), func(b *testing.B) {
-				items := benchfix.Items(n)
-				want, err := json.Marshal(items)
-				if err != nil {
-					b.Fatal(err)
-				}
-				h := side.handler(b, items)
-				req := httptest.NewRequest(http.MethodGet, "/v1/inventory", nil)
-				req.Header.Set("Authorization", benchfix.Bearer)
-				w := benchfix.NewWriter()
-				h.ServeHTTP(w, req)
-				benchCheck(b, side.name, "list", w, want)
-
-				b.ReportAllocs()
-				for b.Loop() {
-					w.Reset()
-					h.ServeHTTP(w, req)
-					if w.Status != http.StatusOK {
-						b.Fatalf("status %d", w.Status)
-					}
-				}
-			})
-		}
-	}
-}
-
-func BenchmarkUpdate(b *testing.B) {
-	for _, side := range benchSides {
-		b.Run(side.name, func(b *testing.B) {
-			items := benchfix.Items(100)
-			h := side.handler(b, items)
-			// One request per pet, reused; bodies set a different quantity
-			// each time.
-			reqs := make([]*http.Request, benchfix.UpdatePets)
-			readers := make([]*benchfix.Body, benchfix.UpdatePets)
-			for i := range reqs {
-				readers[i] = &benchfix.Body{}
-				reqs[i] = httptest.NewRequest(http.MethodPatch, "/v1/inventory/"+strconv.Itoa(i*11+1), nil)
-				reqs[i].Header.Set("Authorization", benchfix.Bearer)
-				reqs[i].Header.Set("Content-Type", "application/json")
-				reqs[i].Body = readers[i]
-			}
-			bodies := make([][]byte, benchfix.Bodies)
-			for i := range bodies {
-				bodies[i] = []byte(`{"quantity":` + strconv.Itoa(i*7919%100000) + `}`)
-			}
-			send := func(w *benchfix.Writer, i int) {
-				p := i % benchfix.UpdatePets
-				body := bodies[i%benchfix.Bodies]
-				readers[p].Reset(body)
-				reqs[p].ContentLength = int64(len(body))
-				w.Reset()
-				h.ServeHTTP(w, reqs[p])
-			}
-
-			w := benchfix.NewWriter()
-			for i := range benchfix.UpdatePets + 1 {
-				send(w, i)
-				want := items[(i%benchfix.UpdatePets)*11]
-				want.Quantity = i * 7919 % 100000
-				wantBody, _ := json.Marshal(want)
-				benchCheck(b, side.name, "update", w, wantBody)
-			}
-
-			b.ReportAllocs()
-			for i := 0; b.Loop(); i++ {
-				send(w, i)
-				if w.Status != http.StatusOK {
-					b.Fatalf("status %d: %s", w.Status, w.Body)
-				}
-			}
-		})
-	}
-}
+func BenchmarkList(b *testing.B)   { benchfix.BenchmarkList(b, benchSides) }
+func BenchmarkUpdate(b *testing.B) { benchfix.BenchmarkUpdate(b, benchSides) }

@@ -24,11 +24,8 @@ package inventorygin_test
 // what such a check costs; the bare handler skips it.
 
 import (
-	"bytes"
 	"encoding/json"
-	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"sync"
 	"testing"
@@ -144,111 +141,11 @@ func benchBareEngine(items []inventory.Item, withSHA256 bool) *gin.Engine {
 
 // benchCheck fails b unless w holds a 200 with exactly want and the
 // contract's headers.
-func benchCheck(b *testing.B, side, what string, w *benchfix.Writer, want []byte) {
-	b.Helper()
-	if w.Status != http.StatusOK {
-		b.Fatalf("%s %s: status %d, body %s", side, what, w.Status, w.Body)
-	}
-	if !bytes.Equal(w.Body, want) {
-		b.Fatalf("%s %s: body\n%.200s\nwant\n%.200s", side, what, w.Body, want)
-	}
-	for name, value := range map[string]string{
-		"Content-Type":           "application/json",
-		"Cache-Control":          "no-store",
-		"X-Content-Type-Options": "nosniff",
-		"Content-Length":         strconv.Itoa(len(want)),
-	} {
-		if got := w.Header().Get(name); got != value {
-			b.Fatalf("%s %s: %s is %q, want %q", side, what, name, got, value)
-		}
-	}
+var benchSides = []benchfix.Side{
+	{Name: "lib", Handler: func(b *testing.B, items []inventory.Item) http.Handler { return benchLibEngine(b, items) }},
+	{Name: "bare", Handler: func(_ *testing.B, items []inventory.Item) http.Handler { return benchBareEngine(items, false) }},
+	{Name: "bare+sha256", Handler: func(_ *testing.B, items []inventory.Item) http.Handler { return benchBareEngine(items, true) }},
 }
 
-type benchSide struct {
-	name   string
-	engine func(*testing.B, []inventory.Item) *gin.Engine
-}
-
-var benchSides = []benchSide{
-	{"lib", benchLibEngine},
-	{"bare", func(_ *testing.B, items []inventory.Item) *gin.Engine { return benchBareEngine(items, false) }},
-	{"bare+sha256", func(_ *testing.B, items []inventory.Item) *gin.Engine { return benchBareEngine(items, true) }},
-}
-
-func BenchmarkList(b *testing.B) {
-	for _, side := range benchSides {
-		for _, n := range benchfix.ListSizes {
-			b.Run(fmt.Sprintf("%s/items=%d", side.name, n), func(b *testing.B) {
-				items := benchfix.Items(n)
-				want, err := json.Marshal(items)
-				if err != nil {
-					b.Fatal(err)
-				}
-				engine := side.engine(b, items)
-				req := httptest.NewRequest(http.MethodGet, "/v1/inventory", nil)
-				req.Header.Set("Authorization", benchfix.Bearer)
-				w := benchfix.NewWriter()
-				engine.ServeHTTP(w, req)
-				benchCheck(b, side.name, "list", w, want)
-
-				b.ReportAllocs()
-				for b.Loop() {
-					w.Reset()
-					engine.ServeHTTP(w, req)
-					if w.Status != http.StatusOK {
-						b.Fatalf("status %d", w.Status)
-					}
-				}
-			})
-		}
-	}
-}
-
-func BenchmarkUpdate(b *testing.B) {
-	for _, side := range benchSides {
-		b.Run(side.name, func(b *testing.B) {
-			items := benchfix.Items(100)
-			engine := side.engine(b, items)
-			// One request per pet, reused; bodies set a different quantity
-			// each time.
-			reqs := make([]*http.Request, benchfix.UpdatePets)
-			readers := make([]*benchfix.Body, benchfix.UpdatePets)
-			for i := range reqs {
-				readers[i] = &benchfix.Body{}
-				reqs[i] = httptest.NewRequest(http.MethodPatch, "/v1/inventory/"+strconv.Itoa(i*11+1), nil)
-				reqs[i].Header.Set("Authorization", benchfix.Bearer)
-				reqs[i].Header.Set("Content-Type", "application/json")
-				reqs[i].Body = readers[i]
-			}
-			bodies := make([][]byte, benchfix.Bodies)
-			for i := range bodies {
-				bodies[i] = []byte(`{"quantity":` + strconv.Itoa(i*7919%100000) + `}`)
-			}
-			send := func(w *benchfix.Writer, i int) {
-				p := i % benchfix.UpdatePets
-				body := bodies[i%benchfix.Bodies]
-				readers[p].Reset(body)
-				reqs[p].ContentLength = int64(len(body))
-				w.Reset()
-				engine.ServeHTTP(w, reqs[p])
-			}
-
-			w := benchfix.NewWriter()
-			for i := range benchfix.UpdatePets + 1 {
-				send(w, i)
-				want := items[(i%benchfix.UpdatePets)*11]
-				want.Quantity = i * 7919 % 100000
-				wantBody, _ := json.Marshal(want)
-				benchCheck(b, side.name, "update", w, wantBody)
-			}
-
-			b.ReportAllocs()
-			for i := 0; b.Loop(); i++ {
-				send(w, i)
-				if w.Status != http.StatusOK {
-					b.Fatalf("status %d: %s", w.Status, w.Body)
-				}
-			}
-		})
-	}
-}
+func BenchmarkList(b *testing.B)   { benchfix.BenchmarkList(b, benchSides) }
+func BenchmarkUpdate(b *testing.B) { benchfix.BenchmarkUpdate(b, benchSides) }
