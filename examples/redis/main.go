@@ -20,7 +20,7 @@
 //	                      default 2s); past it the client gets 503
 //	-redis-prefix P       prefix of the Redis keys (INVENTORY_REDIS_PREFIX;
 //	                      default inventory), for several inventories in one Redis
-//	REDIS_URL             redis:// or rediss:// URL (default: embedded miniredis)
+//	REDIS_URL             redis://, rediss:// or unix:// URL (default: embedded miniredis)
 //	INVENTORY_API_KEYS    comma-separated API keys (or INVENTORY_API_KEYS_FILE);
 //	                      with neither, a random key is generated and printed once
 //

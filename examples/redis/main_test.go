@@ -8,8 +8,10 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"log/slog"
+	mrand "math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -332,12 +334,7 @@ func TestSeedFile(t *testing.T) {
 // anyway: alive, not ready, the API 503 with Retry-After. Once Redis
 // comes up, it seeds and serves without a restart.
 func TestRedisDownAtStart(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
+	addr := portBelowEphemeral(t)
 	s := start(t, config{framework: "fiber", redisURL: "redis://" + addr + "/0", storeTimeout: 500 * time.Millisecond})
 	if r := s.do(t, http.MethodGet, "/healthz", "", ""); r.status != http.StatusOK {
 		t.Errorf("/healthz with Redis down = %d, want 200", r.status)
@@ -383,4 +380,22 @@ func TestInvalidRedisURL(t *testing.T) {
 	if err == nil || strings.Contains(err.Error(), "hunter2") {
 		t.Fatalf("run = %v, want an error that does not show the password", err)
 	}
+}
+
+// portBelowEphemeral returns a free loopback address whose port lies below
+// the kernel's ephemeral range (32768 and up on Linux), so that while this
+// test keeps it closed on purpose, no test running in parallel is handed it
+// by a listen on port 0.
+func portBelowEphemeral(t *testing.T) string {
+	t.Helper()
+	for range 100 {
+		addr := fmt.Sprintf("127.0.0.1:%d", 10000+mrand.IntN(10000))
+		l, err := net.Listen("tcp", addr)
+		if err == nil {
+			l.Close()
+			return addr
+		}
+	}
+	t.Fatal("no free port in 10000..19999")
+	return ""
 }

@@ -13,7 +13,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -23,13 +22,14 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// redisProcess is a redis-server of the test's own, on a free loopback
-// port, with its own directory and no persistence, so that the test can
-// kill and restart it without touching any other Redis.
+// redisProcess is a redis-server of the test's own, on a Unix socket in
+// its own directory, with no persistence, so that the test can kill and
+// restart it without touching any other Redis. A socket, not a TCP port:
+// while it is down, another test running in parallel could take a freed
+// port, and the restart would then talk to someone else's server.
 type redisProcess struct {
 	t    *testing.T
 	path string
-	port string
 	dir  string
 	cmd  *exec.Cmd
 }
@@ -40,19 +40,17 @@ func startRedisServer(t *testing.T) *redisProcess {
 	if err != nil {
 		t.Skip("redis-server is not on PATH, so the fault test is skipped; install it (Debian: apt-get install redis-server) to run it")
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
-	l.Close()
-	p := &redisProcess{t: t, path: path, port: port, dir: t.TempDir()}
+	p := &redisProcess{t: t, path: path, dir: t.TempDir()}
 	p.start()
 	t.Cleanup(p.kill)
 	return p
 }
 
-func (p *redisProcess) addr() string { return "127.0.0.1:" + p.port }
+// socket is the path of the server's Unix socket.
+func (p *redisProcess) socket() string { return filepath.Join(p.dir, "redis.sock") }
+
+// url is the server's unix:// URL.
+func (p *redisProcess) url() string { return "unix://" + p.socket() + "?db=0" }
 
 func (p *redisProcess) start() {
 	p.t.Helper()
@@ -61,7 +59,7 @@ func (p *redisProcess) start() {
 		p.t.Fatal(err)
 	}
 	defer logf.Close()
-	p.cmd = exec.Command(p.path, "--port", p.port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+	p.cmd = exec.Command(p.path, "--port", "0", "--unixsocket", p.socket(), "--save", "", "--appendonly", "no",
 		"--dir", p.dir, "--daemonize", "no")
 	p.cmd.Stdout, p.cmd.Stderr = logf, logf
 	if err := p.cmd.Start(); err != nil {
@@ -69,7 +67,7 @@ func (p *redisProcess) start() {
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- p.cmd.Wait() }()
-	c := redis.NewClient(&redis.Options{Addr: p.addr(), DialTimeout: time.Second, MaxRetries: -1})
+	c := redis.NewClient(&redis.Options{Network: "unix", Addr: p.socket(), DialTimeout: time.Second, MaxRetries: -1})
 	defer c.Close()
 	for deadline := time.Now().Add(15 * time.Second); ; {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
@@ -85,7 +83,7 @@ func (p *redisProcess) start() {
 		default:
 		}
 		if time.Now().After(deadline) {
-			p.t.Fatalf("redis-server on %s did not answer PING within 15s: %v", p.addr(), err)
+			p.t.Fatalf("redis-server on %s did not answer PING within 15s: %v", p.socket(), err)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -94,9 +92,9 @@ func (p *redisProcess) start() {
 func (p *redisProcess) kill() {
 	if p.cmd != nil && p.cmd.Process != nil {
 		_ = p.cmd.Process.Kill()
-		// Wait until the port is free again, so that a restart can take it.
+		// Wait until the socket refuses connections: the server is gone.
 		for range 100 {
-			conn, err := net.DialTimeout("tcp", p.addr(), 100*time.Millisecond)
+			conn, err := net.DialTimeout("unix", p.socket(), 100*time.Millisecond)
 			if err != nil {
 				break
 			}
@@ -134,7 +132,7 @@ func (a answer) okOrUnavailable() bool {
 // or 200; once it is back, the same API, store and client serve again.
 func TestFaultRedisStopsAndRestarts(t *testing.T) {
 	srv := startRedisServer(t)
-	opts, err := OptionsFromURL("redis://" + srv.addr() + "/0")
+	opts, err := OptionsFromURL(srv.url())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,7 +257,7 @@ func TestFaultRedisStopsAndRestarts(t *testing.T) {
 		t.Fatalf("Ping with Redis down = %v, want unavailable", err)
 	}
 
-	// The same port again: the same API serves without a restart. This
+	// The same socket again: the same API serves without a restart. This
 	// redis-server keeps no data, so the entry is put again once it is back.
 	srv.start()
 	t.Log("redis-server restarted")

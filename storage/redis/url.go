@@ -65,10 +65,12 @@ func ApplyTimeouts(o *redis.Options) {
 	}
 }
 
-// OptionsFromURL parses a redis:// or rediss:// (TLS) URL, as
-// redis.ParseURL does (redis://user:password@host:port/db, with optional
-// query parameters such as dial_timeout=1s), then applies ApplyTimeouts to
-// what the URL leaves unset. Its errors never contain the URL's password.
+// OptionsFromURL parses a redis:// or rediss:// (TLS) URL, or a unix://
+// URL of a Redis socket on this host, as redis.ParseURL does
+// (redis://user:password@host:port/db, unix:///path/to/redis.sock?db=0,
+// with optional query parameters such as dial_timeout=1s), then applies
+// ApplyTimeouts to what the URL leaves unset. Its errors never contain the
+// URL's password.
 //
 // For Sentinel or Cluster, build a redis.UniversalClient yourself, with
 // the same timeouts and ContextTimeoutEnabled, and pass it to New.
@@ -77,8 +79,8 @@ func OptionsFromURL(rawURL string) (*redis.Options, error) {
 		return nil, errors.New("redisstore: the Redis URL is empty; want redis://host:port/db or rediss://…")
 	}
 	scheme, _, _ := strings.Cut(rawURL, "://")
-	if scheme != "redis" && scheme != "rediss" {
-		return nil, errors.New("redisstore: the Redis URL must start with redis:// or rediss://")
+	if scheme != "redis" && scheme != "rediss" && scheme != "unix" {
+		return nil, errors.New("redisstore: the Redis URL must start with redis://, rediss:// or unix://")
 	}
 	o, err := redis.ParseURL(rawURL)
 	if err != nil {

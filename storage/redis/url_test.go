@@ -32,6 +32,15 @@ func TestOptionsFromURL(t *testing.T) {
 	if o.DialTimeout != 5*time.Second || o.MaxRetries != -1 || o.ReadTimeout != ReadTimeout {
 		t.Errorf("DialTimeout, MaxRetries, ReadTimeout = %v, %d, %v; want 5s, -1 (from the URL) and the default", o.DialTimeout, o.MaxRetries, o.ReadTimeout)
 	}
+
+	// A socket on this host.
+	o, err = OptionsFromURL("unix:///run/redis/redis.sock?db=3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Network != "unix" || o.Addr != "/run/redis/redis.sock" || o.DB != 3 || o.ReadTimeout != ReadTimeout {
+		t.Errorf("unix://: Network, Addr, DB, ReadTimeout = %q, %q, %d, %v", o.Network, o.Addr, o.DB, o.ReadTimeout)
+	}
 }
 
 func TestOptionsFromURLErrors(t *testing.T) {

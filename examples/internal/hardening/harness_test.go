@@ -55,10 +55,12 @@ func freePort(t *testing.T) int {
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
-// redisServer is a redis-server process of the test's own.
+// redisServer is a redis-server process of the test's own, on a Unix
+// socket in its own directory: a TCP port freed while it is killed could
+// be taken by another test running in parallel, and the restart would then
+// talk to someone else's server.
 type redisServer struct {
 	t    *testing.T
-	port int
 	dir  string
 	args []string
 	cmd  *exec.Cmd
@@ -69,17 +71,19 @@ func startRedis(t *testing.T, extra ...string) *redisServer {
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		t.Skip("redis-server is not installed (apt-get install redis-server); skipping the tests that need a real Redis")
 	}
-	r := &redisServer{t: t, port: freePort(t), dir: t.TempDir(), args: extra}
+	r := &redisServer{t: t, dir: t.TempDir(), args: extra}
 	r.start()
 	t.Cleanup(func() { r.kill() })
 	return r
 }
 
-func (r *redisServer) url() string { return fmt.Sprintf("redis://127.0.0.1:%d/0", r.port) }
+func (r *redisServer) socket() string { return filepath.Join(r.dir, "redis.sock") }
+
+func (r *redisServer) url() string { return "unix://" + r.socket() + "?db=0" }
 
 func (r *redisServer) start() {
 	r.t.Helper()
-	args := append([]string{"--port", strconv.Itoa(r.port), "--bind", "127.0.0.1", "--dir", r.dir,
+	args := append([]string{"--port", "0", "--unixsocket", r.socket(), "--dir", r.dir,
 		"--save", "", "--daemonize", "no", "--logfile", filepath.Join(r.dir, "redis.log")}, r.args...)
 	r.cmd = exec.Command("redis-server", args...)
 	if err := r.cmd.Start(); err != nil {
@@ -87,13 +91,13 @@ func (r *redisServer) start() {
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
-		if out, _ := exec.Command("redis-cli", "-p", strconv.Itoa(r.port), "ping").Output(); strings.TrimSpace(string(out)) == "PONG" {
+		if out, _ := exec.Command("redis-cli", "-s", r.socket(), "ping").Output(); strings.TrimSpace(string(out)) == "PONG" {
 			return
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
 	log, _ := os.ReadFile(filepath.Join(r.dir, "redis.log"))
-	r.t.Fatalf("redis-server on port %d did not answer PING; its log:\n%s", r.port, log)
+	r.t.Fatalf("redis-server on %s did not answer PING; its log:\n%s", r.socket(), log)
 }
 
 // kill stops redis-server with SIGKILL: no clean shutdown, no last save.
@@ -107,7 +111,7 @@ func (r *redisServer) kill() {
 
 func (r *redisServer) cli(args ...string) string {
 	r.t.Helper()
-	out, err := exec.Command("redis-cli", append([]string{"-p", strconv.Itoa(r.port)}, args...)...).CombinedOutput()
+	out, err := exec.Command("redis-cli", append([]string{"-s", r.socket()}, args...)...).CombinedOutput()
 	if err != nil {
 		r.t.Fatalf("redis-cli %v: %v: %s", args, err, out)
 	}
