@@ -31,7 +31,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
-	"sync"
 	"testing"
 
 	"github.com/petinventory/petinventory/internal/benchfix"
@@ -76,38 +75,20 @@ func benchBareSHA256Handler(_ *testing.B, items []inventory.Item) http.Handler {
 // benchBareMux returns the bare handlers; withSHA256 swaps the plain
 // comparison of the Authorization header for benchfix.SHA256Authorized.
 func benchBareMux(items []inventory.Item, withSHA256 bool) http.Handler {
-	list, err := json.Marshal(items)
-	if err != nil {
-		panic(err)
-	}
-	listLength := strconv.Itoa(len(list))
-	var mu sync.Mutex
-	byID := make(map[int64]inventory.Item, len(items))
-	for _, it := range items {
-		byID[it.PetID] = it
-	}
+	inv := benchfix.NewBareInventory(items)
+	listLength := strconv.Itoa(len(inv.List))
 
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v1/inventory", func(w http.ResponseWriter, r *http.Request) {
-		if withSHA256 {
-			if !benchfix.SHA256Authorized(r.Header.Get("Authorization")) {
-				w.WriteHeader(http.StatusUnauthorized)
-				return
-			}
-		} else if r.Header.Get("Authorization") != benchfix.Bearer {
+		if !benchfix.Authorized(r.Header.Get("Authorization"), withSHA256) {
 			w.WriteHeader(http.StatusUnauthorized)
 			return
 		}
 		benchSetHeaders(w, listLength)
-		_, _ = w.Write(list)
+		_, _ = w.Write(inv.List)
 	})
 	mux.HandleFunc("PATCH /v1/inventory/{petId}", func(w http.ResponseWriter, r *http.Request) {
-		if withSHA256 {
-			if !benchfix.SHA256Authorized(r.Header.Get("Authorization")) {
-				w.WriteHeader(http.StatusUnauthorized)
-				return
-			}
-		} else if r.Header.Get("Authorization") != benchfix.Bearer {
+		if !benchfix.Authorized(r.Header.Get("Authorization"), withSHA256) {
 			w.WriteHeader(http.StatusUnauthorized)
 			return
 		}
@@ -123,13 +104,7 @@ func benchBareMux(items []inventory.Item, withSHA256 bool) http.Handler {
 			w.WriteHeader(http.StatusBadRequest)
 			return
 		}
-		mu.Lock()
-		it, ok := byID[id]
-		if ok {
-			it.Quantity = in.Quantity
-			byID[id] = it
-		}
-		mu.Unlock()
+		it, ok := inv.Set(id, in.Quantity)
 		if !ok {
 			w.WriteHeader(http.StatusNotFound)
 			return

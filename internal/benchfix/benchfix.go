@@ -9,8 +9,10 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/json"
 	"net/http"
 	"strings"
+	"sync"
 
 	"github.com/petinventory/petinventory/inventory"
 )
@@ -99,3 +101,45 @@ type Body struct{ bytes.Reader }
 
 // Close does nothing: the body is reused.
 func (*Body) Close() error { return nil }
+
+// Authorized is the bare baselines' key check: a plain comparison with
+// Bearer, or SHA256Authorized for the bare+sha256 side.
+func Authorized(header string, withSHA256 bool) bool {
+	if withSHA256 {
+		return SHA256Authorized(header)
+	}
+	return header == Bearer
+}
+
+// BareInventory is the state of the bare baselines: the list encoded once
+// with encoding/json, and the items in a map under a mutex.
+type BareInventory struct {
+	List []byte
+	mu   sync.Mutex
+	byID map[int64]inventory.Item
+}
+
+// NewBareInventory returns the bare baselines' state over items.
+func NewBareInventory(items []inventory.Item) *BareInventory {
+	list, err := json.Marshal(items)
+	if err != nil {
+		panic(err)
+	}
+	inv := &BareInventory{List: list, byID: make(map[int64]inventory.Item, len(items))}
+	for _, it := range items {
+		inv.byID[it.PetID] = it
+	}
+	return inv
+}
+
+// Set replaces the quantity of pet id and returns its item; ok is false
+// when there is no such pet.
+func (inv *BareInventory) Set(id int64, quantity int) (it inventory.Item, ok bool) {
+	inv.mu.Lock()
+	defer inv.mu.Unlock()
+	if it, ok = inv.byID[id]; ok {
+		it.Quantity = quantity
+		inv.byID[id] = it
+	}
+	return it, ok
+}

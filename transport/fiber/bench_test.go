@@ -31,7 +31,6 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
-	"sync"
 	"testing"
 
 	"github.com/gofiber/fiber/v2"
@@ -81,35 +80,19 @@ func benchBareSHA256Handler(_ *testing.B, items []inventory.Item) fasthttp.Reque
 // benchBareApp returns the bare handlers; withSHA256 swaps the plain
 // comparison of the Authorization header for benchfix.SHA256Authorized.
 func benchBareApp(items []inventory.Item, withSHA256 bool) fasthttp.RequestHandler {
-	list, err := json.Marshal(items)
-	if err != nil {
-		panic(err)
-	}
-	var mu sync.Mutex
-	byID := make(map[int64]inventory.Item, len(items))
-	for _, it := range items {
-		byID[it.PetID] = it
-	}
+	inv := benchfix.NewBareInventory(items)
 
 	app := benchApp()
 	v1 := app.Group("/v1")
 	v1.Get("/inventory", func(c *fiber.Ctx) error {
-		if withSHA256 {
-			if !benchfix.SHA256Authorized(c.Get(fiber.HeaderAuthorization)) {
-				return c.SendStatus(fiber.StatusUnauthorized)
-			}
-		} else if c.Get(fiber.HeaderAuthorization) != benchfix.Bearer {
+		if !benchfix.Authorized(c.Get(fiber.HeaderAuthorization), withSHA256) {
 			return c.SendStatus(fiber.StatusUnauthorized)
 		}
 		benchSetHeaders(c)
-		return c.Send(list)
+		return c.Send(inv.List)
 	})
 	v1.Patch("/inventory/:petId", func(c *fiber.Ctx) error {
-		if withSHA256 {
-			if !benchfix.SHA256Authorized(c.Get(fiber.HeaderAuthorization)) {
-				return c.SendStatus(fiber.StatusUnauthorized)
-			}
-		} else if c.Get(fiber.HeaderAuthorization) != benchfix.Bearer {
+		if !benchfix.Authorized(c.Get(fiber.HeaderAuthorization), withSHA256) {
 			return c.SendStatus(fiber.StatusUnauthorized)
 		}
 		id, err := strconv.ParseInt(c.Params("petId"), 10, 64)
@@ -122,13 +105,7 @@ func benchBareApp(items []inventory.Item, withSHA256 bool) fasthttp.RequestHandl
 		if err := json.Unmarshal(c.Body(), &in); err != nil || in.Quantity < 0 {
 			return c.SendStatus(fiber.StatusBadRequest)
 		}
-		mu.Lock()
-		it, ok := byID[id]
-		if ok {
-			it.Quantity = in.Quantity
-			byID[id] = it
-		}
-		mu.Unlock()
+		it, ok := inv.Set(id, in.Quantity)
 		if !ok {
 			return c.SendStatus(fiber.StatusNotFound)
 		}

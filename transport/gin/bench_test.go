@@ -27,7 +27,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
-	"sync"
 	"testing"
 
 	"github.com/gin-gonic/gin"
@@ -69,39 +68,21 @@ func benchSetHeaders(c *gin.Context, contentLength string) {
 // benchBareEngine returns the bare handlers; withSHA256 swaps the plain
 // comparison of the Authorization header for benchfix.SHA256Authorized.
 func benchBareEngine(items []inventory.Item, withSHA256 bool) *gin.Engine {
-	list, err := json.Marshal(items)
-	if err != nil {
-		panic(err)
-	}
-	listLength := strconv.Itoa(len(list))
-	var mu sync.Mutex
-	byID := make(map[int64]inventory.Item, len(items))
-	for _, it := range items {
-		byID[it.PetID] = it
-	}
+	inv := benchfix.NewBareInventory(items)
+	listLength := strconv.Itoa(len(inv.List))
 
 	engine := benchEngine()
 	v1 := engine.Group("/v1")
 	v1.GET("/inventory", func(c *gin.Context) {
-		if withSHA256 {
-			if !benchfix.SHA256Authorized(c.Request.Header.Get("Authorization")) {
-				c.Status(http.StatusUnauthorized)
-				return
-			}
-		} else if c.Request.Header.Get("Authorization") != benchfix.Bearer {
+		if !benchfix.Authorized(c.Request.Header.Get("Authorization"), withSHA256) {
 			c.Status(http.StatusUnauthorized)
 			return
 		}
 		benchSetHeaders(c, listLength)
-		c.Data(http.StatusOK, "application/json", list)
+		c.Data(http.StatusOK, "application/json", inv.List)
 	})
 	v1.PATCH("/inventory/:petId", func(c *gin.Context) {
-		if withSHA256 {
-			if !benchfix.SHA256Authorized(c.Request.Header.Get("Authorization")) {
-				c.Status(http.StatusUnauthorized)
-				return
-			}
-		} else if c.Request.Header.Get("Authorization") != benchfix.Bearer {
+		if !benchfix.Authorized(c.Request.Header.Get("Authorization"), withSHA256) {
 			c.Status(http.StatusUnauthorized)
 			return
 		}
@@ -117,13 +98,7 @@ func benchBareEngine(items []inventory.Item, withSHA256 bool) *gin.Engine {
 			c.Status(http.StatusBadRequest)
 			return
 		}
-		mu.Lock()
-		it, ok := byID[id]
-		if ok {
-			it.Quantity = in.Quantity
-			byID[id] = it
-		}
-		mu.Unlock()
+		it, ok := inv.Set(id, in.Quantity)
 		if !ok {
 			c.Status(http.StatusNotFound)
 			return
