@@ -94,16 +94,7 @@ func TestUnreachableRedis(t *testing.T) {
 	}
 	addr := l.Addr().String()
 	l.Close()
-	opts, err := OptionsFromURL("redis://" + addr + "/0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := redis.NewClient(opts)
-	defer c.Close()
-	s, err := New(c)
-	if err != nil {
-		t.Fatalf("New with Redis down = %v, want success", err)
-	}
+	s := storeAt(t, addr) // New must succeed with Redis down
 	for name, call := range calls(s) {
 		err := call(t.Context())
 		if !errors.Is(err, inventory.ErrUnavailable) || !errors.Is(err, syscall.ECONNREFUSED) {
@@ -116,30 +107,7 @@ func TestUnreachableRedis(t *testing.T) {
 // A call with a deadline fails unavailable once the deadline passes.
 func TestStalledRedis(t *testing.T) {
 	t.Parallel()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	go func() {
-		for {
-			conn, err := l.Accept()
-			if err != nil {
-				return
-			}
-			go func() { _, _ = io.Copy(io.Discard, conn); conn.Close() }()
-		}
-	}()
-	opts, err := OptionsFromURL("redis://" + l.Addr().String() + "/0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := redis.NewClient(opts)
-	defer c.Close()
-	s, err := New(c)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := storeAt(t, fakeServer(t, func(conn net.Conn) { _, _ = io.Copy(io.Discard, conn); conn.Close() }))
 	for name, call := range calls(s) {
 		ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
 		err := call(ctx)
@@ -154,30 +122,7 @@ func TestStalledRedis(t *testing.T) {
 // once, as a Redis that crashes mid-request does.
 func TestHangUpRedis(t *testing.T) {
 	t.Parallel()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	go func() {
-		for {
-			conn, err := l.Accept()
-			if err != nil {
-				return
-			}
-			conn.Close()
-		}
-	}()
-	opts, err := OptionsFromURL("redis://" + l.Addr().String() + "/0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := redis.NewClient(opts)
-	defer c.Close()
-	s, err := New(c)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := storeAt(t, fakeServer(t, func(conn net.Conn) { conn.Close() }))
 	for name, call := range calls(s) {
 		if err := call(t.Context()); !errors.Is(err, inventory.ErrUnavailable) {
 			t.Errorf("%s = %v, want unavailable", name, err)
@@ -243,4 +188,42 @@ func TestTranslate(t *testing.T) {
 	if errors.As(err, &ie) || !errors.Is(err, plain) {
 		t.Errorf("translate(%v) = %v, want a plain error wrapping it", plain, err)
 	}
+}
+
+// fakeServer listens on a loopback port until the test ends, handing each
+// connection to handle, and returns its address: a "Redis" that misbehaves.
+func fakeServer(t *testing.T, handle func(net.Conn)) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			conn, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go handle(conn)
+		}
+	}()
+	return l.Addr().String()
+}
+
+// storeAt returns a store whose client talks to addr, with the store's
+// own timeouts; New must succeed whether anything answers there or not.
+func storeAt(t *testing.T, addr string) *Store {
+	t.Helper()
+	opts, err := OptionsFromURL("redis://" + addr + "/0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := redis.NewClient(opts)
+	t.Cleanup(func() { _ = c.Close() })
+	s, err := New(c)
+	if err != nil {
+		t.Fatalf("New = %v, want success whatever is at %s", err, addr)
+	}
+	return s
 }
