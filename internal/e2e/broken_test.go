@@ -261,17 +261,7 @@ var brokenCases = []brokenCase{
 			return b
 		})},
 	{name: "answers 404 before 401", check: "auth/unknown-pet", mention: "answered 404",
-		wrap: func(api *inventory.API, next http.Handler) http.Handler {
-			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				if id, ok := petID(r); ok {
-					if _, ok := listed(api, r, id); !ok {
-						errorAnswer(w, 404, "not_found", "no such pet")
-						return
-					}
-				}
-				next.ServeHTTP(w, r)
-			})
-		}},
+		wrap: notFoundBeforeAuth},
 	// order
 	{name: "authenticates before routing", check: "order/method-before-auth", mention: "answered 401",
 		wrap: onRequest(func(r *http.Request, b []byte) []byte {
@@ -281,17 +271,7 @@ var brokenCases = []brokenCase{
 			return b
 		})},
 	{name: "answers 404 before 401 (ordering)", check: "order/auth-first", mention: "answered 404",
-		wrap: func(api *inventory.API, next http.Handler) http.Handler {
-			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				if id, ok := petID(r); ok {
-					if _, ok := listed(api, r, id); !ok {
-						errorAnswer(w, 404, "not_found", "no such pet")
-						return
-					}
-				}
-				next.ServeHTTP(w, r)
-			})
-		}},
+		wrap: notFoundBeforeAuth},
 	{name: "checks the size before auth", check: "order/auth-first", mention: "answered 413",
 		wrap: func(_ *inventory.API, next http.Handler) http.Handler {
 			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -673,5 +653,19 @@ func losesConcurrentUpdates(api *inventory.API, next http.Handler) http.Handler 
 			rec.body = it.AppendJSON(nil)
 		}
 		writeRecorded(w, rec)
+	})
+}
+
+// notFoundBeforeAuth answers 404 for a pet the list does not show before
+// the API looks at the key: the leak the auth-ordering checks catch.
+func notFoundBeforeAuth(api *inventory.API, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if id, ok := petID(r); ok {
+			if _, ok := listed(api, r, id); !ok {
+				errorAnswer(w, 404, "not_found", "no such pet")
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
 	})
 }
