@@ -109,6 +109,15 @@ var (
 	ErrInternal = &Error{Code: CodeInternal, Message: "internal error; the server logged the details", Status: http.StatusInternalServerError}
 )
 
+// Unavailable returns an error with code unavailable that wraps cause: the
+// store cannot be reached, timed out, or refuses work for now. The API
+// answers it 503 with Retry-After and a generic message; cause is for logs
+// only and never reaches a client. Stores use it to translate their own
+// transport errors.
+func Unavailable(cause error) error {
+	return &Error{Code: CodeUnavailable, Message: ErrUnavailable.Message, Status: http.StatusServiceUnavailable, Err: cause}
+}
+
 // asError maps any error to the *Error the client is answered with, and
 // reports whether it is unexpected (a bug or an unknown failure) and so
 // worth logging with detail. This is the one place where errors become
