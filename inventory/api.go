@@ -36,8 +36,19 @@ func (r Route) Method() string {
 	return http.MethodPatch
 }
 
+// String returns "list" or "item", the route's name in metrics and logs.
+func (r Route) String() string {
+	switch r {
+	case RouteList:
+		return "list"
+	case RouteItem:
+		return "item"
+	}
+	return "Route(" + strconv.Itoa(int(r)) + ")"
+}
+
 // Request is what an adapter copies out of its framework's request. Its
-// strings and bodies need stay valid only until Serve returns: Serve copies
+// strings and body need stay valid only until Serve returns: Serve copies
 // whatever it keeps or hands to user code (an Authenticator), so an adapter
 // may pass memory its framework reuses (fasthttp's).
 type Request struct {
@@ -46,14 +57,29 @@ type Request struct {
 	PetID         string // the raw {petId} path segment, for RouteItem
 	Authorization string // the Authorization header value
 	ContentType   string // the Content-Type header value
-	ContentLength int64  // -1 when unknown (chunked)
-	// Body is read only for an update, at most to the body limit + 1 byte.
-	// nil means an empty body.
-	Body io.Reader
-	// RawBody, when not nil, is the whole body already in memory (as
-	// fasthttp buffers it); Body is then ignored, and nothing is copied.
-	RawBody []byte
+	// ContentLength is the declared length of a streamed body, -1 when
+	// unknown (chunked); a larger one than the limit is refused before
+	// anything is read. Ignored for a body from BodyBytes.
+	ContentLength int64
+	// Body is read only for an update, at most to the body limit + 1
+	// byte. The zero Body is an empty body.
+	Body Body
 }
+
+// Body is a request body as the adapter has it: still to be read
+// (BodyReader) or already in memory (BodyBytes). The zero Body is empty.
+type Body struct {
+	r io.Reader
+	b []byte
+}
+
+// BodyReader is a body still to be read from r (net/http's, or a streamed
+// fasthttp body). A nil r is an empty body.
+func BodyReader(r io.Reader) Body { return Body{r: r} }
+
+// BodyBytes is a body already in memory (as fasthttp buffers it); it is
+// used in place, not copied.
+func BodyBytes(b []byte) Body { return Body{b: b} }
 
 // API serves the inventory routes. It is safe for concurrent use. Build it
 // with New, then mount it: as an http.Handler, with ServeRoute for routers
@@ -65,6 +91,7 @@ type API struct {
 	maxBody      int64
 	log          *slog.Logger
 	storeTimeout time.Duration
+	obs          Observer                    // nil: nothing is measured
 	listCache    atomic.Pointer[encodedList] // for a VersionedLister store
 }
 
@@ -80,7 +107,7 @@ func New(store Store, opts ...Option) (*API, error) {
 	for _, o := range opts {
 		o(&c)
 	}
-	a := &API{svc: svc, maxBody: c.maxBodyBytes, log: c.logger, storeTimeout: c.storeTimeout}
+	a := &API{svc: svc, maxBody: c.maxBodyBytes, log: c.logger, storeTimeout: c.storeTimeout, obs: c.observer}
 	switch {
 	case c.keysSet && c.authenticator != nil:
 		return nil, errors.New("inventory: New: WithAPIKeys and WithAuthenticator both given; use one")
@@ -110,12 +137,23 @@ func New(store Store, opts ...Option) (*API, error) {
 // administration with the same rules.
 func (a *API) Service() *Service { return a.svc }
 
-// Serve answers one request. It never panics: a panic below it (in a store,
+// Serve answers one request: the entry point for adapters of frameworks
+// not built on net/http. It never panics: a panic below it (in a store,
 // say) is logged with its stack and answered 500 internal.
 //
 // The checks run in the contract's order: route (method), authentication,
 // petId, media type, body size, body, then the store.
-func (a *API) Serve(ctx context.Context, req Request) (resp Response) {
+func (a *API) Serve(ctx context.Context, req Request) Response {
+	if a.obs == nil {
+		return a.serve(ctx, req)
+	}
+	start := time.Now()
+	resp := a.serve(ctx, req)
+	a.observeRequest(ctx, req, &resp, start)
+	return resp
+}
+
+func (a *API) serve(ctx context.Context, req Request) (resp Response) {
 	defer func() {
 		if v := recover(); v != nil {
 			a.log.ErrorContext(ctx, "inventory: panic while serving a request",
@@ -128,7 +166,7 @@ func (a *API) Serve(ctx context.Context, req Request) (resp Response) {
 		panic(fmt.Sprintf("inventory: Serve: unknown route %d", req.Route))
 	}
 	if req.Method != req.Route.Method() {
-		resp = errorResponse(Errorf(CodeMethodNotAllowed, "method %s is not allowed here; this path allows %s", methodForMessage(req.Method), req.Route.Method()))
+		resp = errorResponse(newError(CodeMethodNotAllowed, "method %s is not allowed here; this path allows %s", methodForMessage(req.Method), req.Route.Method()))
 		resp.allow = req.Route.Method()
 		return resp
 	}
@@ -171,7 +209,7 @@ func (a *API) authenticate(ctx context.Context, header string) (Response, bool) 
 		}
 		msg = "the API key in the Authorization header is not valid"
 	}
-	r := errorResponse(Errorf(CodeUnauthorized, "%s", msg))
+	r := errorResponse(newError(CodeUnauthorized, "%s", msg))
 	r.wwwAuthenticate = challengeNoCredentials
 	if sent {
 		r.wwwAuthenticate = challengeInvalidToken
@@ -180,40 +218,21 @@ func (a *API) authenticate(ctx context.Context, header string) (Response, bool) 
 }
 
 func (a *API) list(ctx context.Context) Response {
-	ctx, cancel := a.storeContext(ctx)
-	defer cancel()
-	if vl, ok := a.svc.store.(VersionedLister); ok {
-		return a.listCached(ctx, vl)
-	}
-	items, err := a.svc.List(ctx)
-	if err != nil {
-		return a.fail(ctx, "list", err)
-	}
-	buf := getBuf()
-	r := Response{Status: http.StatusOK}
-	r.setBody(buf, appendList(*buf, items))
-	return r
-}
-
-// encodedList is the list body of one version of a VersionedLister's
-// contents. It is immutable once stored.
-type encodedList struct {
-	version       uint64
-	body          []byte
-	contentLength []string // the header value, for net/http, made once
-}
-
-// listCached answers from the cached body while the store reports no
-// change since it was encoded, and re-encodes (and caches) otherwise.
-func (a *API) listCached(ctx context.Context, vl VersionedLister) Response {
 	cached := a.listCache.Load()
 	var since uint64
 	if cached != nil {
 		since = cached.version
 	}
-	items, version, changed, err := vl.ListSince(ctx, since)
+	items, version, changed, err := a.listSince(ctx, since)
 	if err != nil {
 		return a.fail(ctx, "list", err)
+	}
+	if version == 0 {
+		// A store without versions: encode every time.
+		buf := getBuf()
+		r := Response{Status: http.StatusOK}
+		r.setBody(buf, appendList(*buf, items))
+		return r
 	}
 	if changed || cached == nil {
 		body := appendList(nil, items)
@@ -224,6 +243,36 @@ func (a *API) listCached(ctx context.Context, vl VersionedLister) Response {
 		a.listCache.Store(cached)
 	}
 	return Response{Status: http.StatusOK, Body: cached.body, contentLength: cached.contentLength}
+}
+
+// listSince is the store call of a list, under the store deadline and
+// observed.
+func (a *API) listSince(ctx context.Context, since uint64) (items []Item, version uint64, changed bool, err error) {
+	ctx, cancel := a.storeContext(ctx)
+	defer cancel()
+	if a.obs != nil {
+		defer a.observeStore(ctx, StoreOpList, time.Now(), &err)
+	}
+	return a.svc.listSince(ctx, since)
+}
+
+// setQuantity is the store call of an update, under the store deadline and
+// observed.
+func (a *API) setQuantity(ctx context.Context, petID int64, qty int) (item Item, err error) {
+	ctx, cancel := a.storeContext(ctx)
+	defer cancel()
+	if a.obs != nil {
+		defer a.observeStore(ctx, StoreOpSetQuantity, time.Now(), &err)
+	}
+	return a.svc.SetQuantity(ctx, petID, qty)
+}
+
+// encodedList is the list body of one version of a VersionedLister's
+// contents. It is immutable once stored.
+type encodedList struct {
+	version       uint64
+	body          []byte
+	contentLength []string // the header value, for net/http, made once
 }
 
 // appendList appends the JSON array of items to b[:0], sized up front so
@@ -238,13 +287,13 @@ func appendList(b []byte, items []Item) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = it.AppendJSON(b)
+		b = it.appendJSON(b)
 	}
 	return append(b, ']')
 }
 
 func (a *API) update(ctx context.Context, req Request) Response {
-	petID, err := ParsePetID(req.PetID)
+	petID, err := parsePetID(req.PetID)
 	if err != nil {
 		return errorResponse(err)
 	}
@@ -257,23 +306,21 @@ func (a *API) update(ctx context.Context, req Request) Response {
 	if err != nil {
 		return errorResponse(err)
 	}
-	qty, err := ParseUpdate(body)
+	qty, err := parseUpdate(body)
 	if err != nil {
 		return errorResponse(err)
 	}
-	sctx, cancel := a.storeContext(ctx)
-	item, serr := a.svc.SetQuantity(sctx, petID, qty)
-	cancel()
+	item, serr := a.setQuantity(ctx, petID, qty)
 	if serr != nil {
 		if errors.Is(serr, ErrNotFound) {
 			// Name the pet: the store's sentinel cannot.
-			return errorResponse(Errorf(CodeNotFound, "no inventory entry exists for pet %d", petID))
+			return errorResponse(newError(CodeNotFound, "no inventory entry exists for pet %d", petID))
 		}
 		return a.fail(ctx, "update", serr)
 	}
 	out := getBuf()
 	r := Response{Status: http.StatusOK}
-	r.setBody(out, item.AppendJSON((*out)[:0]))
+	r.setBody(out, item.appendJSON((*out)[:0]))
 	return r
 }
 
@@ -282,19 +329,16 @@ func (a *API) update(ctx context.Context, req Request) Response {
 // or after reading one byte past the limit.
 func (a *API) readBody(req Request, buf *[]byte) ([]byte, *Error) {
 	tooLarge := func() *Error {
-		return Errorf(CodePayloadTooLarge, "the request body is larger than the limit of %d bytes", a.maxBody)
+		return newError(CodePayloadTooLarge, "the request body is larger than the limit of %d bytes", a.maxBody)
+	}
+	if req.Body.r == nil {
+		if int64(len(req.Body.b)) > a.maxBody {
+			return nil, tooLarge()
+		}
+		return req.Body.b, nil
 	}
 	if req.ContentLength > a.maxBody {
 		return nil, tooLarge()
-	}
-	if req.RawBody != nil {
-		if int64(len(req.RawBody)) > a.maxBody {
-			return nil, tooLarge()
-		}
-		return req.RawBody, nil
-	}
-	if req.Body == nil {
-		return nil, nil
 	}
 	b := (*buf)[:0]
 	// min: a limit meant as "none" (math.MaxInt64) must not overflow.
@@ -306,7 +350,7 @@ func (a *API) readBody(req Request, buf *[]byte) ([]byte, *Error) {
 			copy(nb, b)
 			b = nb
 		}
-		n, err := req.Body.Read(b[len(b):min(cap(b), limit)])
+		n, err := req.Body.r.Read(b[len(b):min(cap(b), limit)])
 		b = b[:len(b)+n]
 		if int64(len(b)) > a.maxBody {
 			return nil, tooLarge()
@@ -319,7 +363,7 @@ func (a *API) readBody(req Request, buf *[]byte) ([]byte, *Error) {
 			if errors.As(err, &mbe) {
 				return nil, tooLarge()
 			}
-			return nil, Errorf(CodeInvalidJSON, "the request body could not be read completely: %v", err)
+			return nil, newError(CodeInvalidJSON, "the request body could not be read completely: %v", err)
 		}
 	}
 	if cap(b) <= maxPooledBuf {
@@ -328,10 +372,10 @@ func (a *API) readBody(req Request, buf *[]byte) ([]byte, *Error) {
 	return b, nil
 }
 
-// ParsePetID parses the {petId} path segment: a base-10 signed 64-bit
+// parsePetID parses the {petId} path segment: a base-10 signed 64-bit
 // integer, as strconv.ParseInt reads it (an optional sign, decimal digits,
 // nothing else). Anything else is an invalid_pet_id error.
-func ParsePetID(s string) (int64, *Error) {
+func parsePetID(s string) (int64, *Error) {
 	id, err := strconv.ParseInt(s, 10, 64)
 	if err == nil {
 		return id, nil
@@ -341,12 +385,12 @@ func ParsePetID(s string) (int64, *Error) {
 		shown = shown[:40] + "…"
 	}
 	if s == "" {
-		return 0, Errorf(CodeInvalidPetID, "the petId path segment is empty; it must be a base-10 64-bit integer")
+		return 0, newError(CodeInvalidPetID, "the petId path segment is empty; it must be a base-10 64-bit integer")
 	}
 	if errors.Is(err, strconv.ErrRange) {
-		return 0, Errorf(CodeInvalidPetID, "petId %q is outside the 64-bit integer range", shown)
+		return 0, newError(CodeInvalidPetID, "petId %q is outside the 64-bit integer range", shown)
 	}
-	return 0, Errorf(CodeInvalidPetID, "petId %q is not a base-10 64-bit integer", shown)
+	return 0, newError(CodeInvalidPetID, "petId %q is not a base-10 64-bit integer", shown)
 }
 
 // checkMediaType accepts an absent Content-Type (read as JSON),
@@ -358,19 +402,19 @@ func checkMediaType(ct string) *Error {
 	}
 	mt, params, err := mime.ParseMediaType(ct)
 	if err != nil {
-		return Errorf(CodeUnsupportedMediaType, "the Content-Type header could not be parsed; send application/json")
+		return newError(CodeUnsupportedMediaType, "the Content-Type header could not be parsed; send application/json")
 	}
 	if mt != "application/json" && mt != "application/merge-patch+json" {
 		if len(mt) > 64 {
 			mt = mt[:64] + "…"
 		}
-		return Errorf(CodeUnsupportedMediaType, "Content-Type %q is not supported; send application/json", mt)
+		return newError(CodeUnsupportedMediaType, "Content-Type %q is not supported; send application/json", mt)
 	}
 	if cs, ok := params["charset"]; ok && !strings.EqualFold(cs, "utf-8") {
 		if len(cs) > 32 {
 			cs = cs[:32] + "…"
 		}
-		return Errorf(CodeUnsupportedMediaType, "charset %q is not supported; JSON bodies must be UTF-8", cs)
+		return newError(CodeUnsupportedMediaType, "charset %q is not supported; JSON bodies must be UTF-8", cs)
 	}
 	return nil
 }

@@ -111,18 +111,18 @@ func serve(api *inventory.API, req inventory.Request) (int, map[string]string, s
 	if req.Authorization == "-" {
 		req.Authorization = ""
 	}
-	if req.ContentLength == 0 && req.Body != nil {
-		req.ContentLength = -1
+	if req.ContentLength == 0 {
+		req.ContentLength = -1 // unknown, as a chunked body's
 	}
 	resp := api.Serve(context.Background(), req)
 	defer resp.Release()
 	h := map[string]string{}
-	resp.VisitHeaders(func(name, value string) { h[name] = value })
+	resp.VisitHeaders(func(name, value string) { h[http.CanonicalHeaderKey(name)] = value })
 	return resp.Status, h, string(resp.Body)
 }
 
 func patch(petID, body string) inventory.Request {
-	return inventory.Request{Method: http.MethodPatch, Route: inventory.RouteItem, PetID: petID, Body: strings.NewReader(body)}
+	return inventory.Request{Method: http.MethodPatch, Route: inventory.RouteItem, PetID: petID, Body: inventory.BodyReader(strings.NewReader(body))}
 }
 
 func errorBody(code inventory.Code, status int, message string) string {
@@ -178,11 +178,11 @@ func TestCheckOrder(t *testing.T) {
 		code inventory.Code
 	}{
 		{"method before auth", inventory.Request{Method: http.MethodGet, Route: inventory.RouteItem, PetID: "x", Authorization: "-"}, inventory.CodeMethodNotAllowed},
-		{"auth before petId and body", inventory.Request{Method: http.MethodPatch, Route: inventory.RouteItem, PetID: "x", ContentType: "text/plain", Body: strings.NewReader("{"), Authorization: "-"}, inventory.CodeUnauthorized},
-		{"petId before media type", inventory.Request{Method: http.MethodPatch, Route: inventory.RouteItem, PetID: "x", ContentType: "text/plain", Body: strings.NewReader(big)}, inventory.CodeInvalidPetID},
-		{"media type before size", inventory.Request{Method: http.MethodPatch, Route: inventory.RouteItem, PetID: "99", ContentType: "text/plain", ContentLength: 100, Body: strings.NewReader(big)}, inventory.CodeUnsupportedMediaType},
+		{"auth before petId and body", inventory.Request{Method: http.MethodPatch, Route: inventory.RouteItem, PetID: "x", ContentType: "text/plain", Body: inventory.BodyReader(strings.NewReader("{")), Authorization: "-"}, inventory.CodeUnauthorized},
+		{"petId before media type", inventory.Request{Method: http.MethodPatch, Route: inventory.RouteItem, PetID: "x", ContentType: "text/plain", Body: inventory.BodyReader(strings.NewReader(big))}, inventory.CodeInvalidPetID},
+		{"media type before size", inventory.Request{Method: http.MethodPatch, Route: inventory.RouteItem, PetID: "99", ContentType: "text/plain", ContentLength: 100, Body: inventory.BodyReader(strings.NewReader(big))}, inventory.CodeUnsupportedMediaType},
 		{"media type with an empty body", inventory.Request{Method: http.MethodPatch, Route: inventory.RouteItem, PetID: "99", ContentType: "text/plain"}, inventory.CodeUnsupportedMediaType},
-		{"size before body", inventory.Request{Method: http.MethodPatch, Route: inventory.RouteItem, PetID: "99", ContentLength: 100, Body: strings.NewReader(big)}, inventory.CodePayloadTooLarge},
+		{"size before body", inventory.Request{Method: http.MethodPatch, Route: inventory.RouteItem, PetID: "99", ContentLength: 100, Body: inventory.BodyReader(strings.NewReader(big))}, inventory.CodePayloadTooLarge},
 		{"body before store", patch("99", `{"quantity":-1}`), inventory.CodeInvalidField},
 		{"empty body", inventory.Request{Method: http.MethodPatch, Route: inventory.RouteItem, PetID: "1"}, inventory.CodeInvalidJSON},
 		{"store", patch("99", `{"quantity":1}`), inventory.CodeNotFound},
@@ -215,16 +215,16 @@ func TestServeSuccessAndErrorBodies(t *testing.T) {
 		body    string
 	}{
 		{inventory.Request{Method: http.MethodGet, Route: inventory.RouteList, Authorization: "-"}, 401,
-			map[string]string{"WWW-Authenticate": `Bearer realm="inventory"`},
+			map[string]string{"Www-Authenticate": `Bearer realm="inventory"`},
 			errorBody("unauthorized", 401, "missing Authorization header; send 'Authorization: Bearer <API key>'")},
 		{inventory.Request{Method: http.MethodGet, Route: inventory.RouteList, Authorization: "Bearer wrong"}, 401,
-			map[string]string{"WWW-Authenticate": `Bearer realm="inventory", error="invalid_token"`},
+			map[string]string{"Www-Authenticate": `Bearer realm="inventory", error="invalid_token"`},
 			errorBody("unauthorized", 401, "the API key in the Authorization header is not valid")},
 		{inventory.Request{Method: http.MethodGet, Route: inventory.RouteList, Authorization: "Bearer"}, 401,
-			map[string]string{"WWW-Authenticate": `Bearer realm="inventory", error="invalid_token"`},
+			map[string]string{"Www-Authenticate": `Bearer realm="inventory", error="invalid_token"`},
 			errorBody("unauthorized", 401, "the Authorization header has the Bearer scheme but no key")},
 		{inventory.Request{Method: http.MethodGet, Route: inventory.RouteList, Authorization: testKey}, 401,
-			map[string]string{"WWW-Authenticate": `Bearer realm="inventory"`},
+			map[string]string{"Www-Authenticate": `Bearer realm="inventory"`},
 			errorBody("unauthorized", 401, "the Authorization header does not use the Bearer scheme; send 'Authorization: Bearer <API key>'")},
 		{inventory.Request{Method: http.MethodDelete, Route: inventory.RouteList}, 405,
 			map[string]string{"Allow": "GET"},
@@ -292,8 +292,8 @@ func TestCustomAuthenticator(t *testing.T) {
 		}
 		switch c.status {
 		case 401:
-			if h["WWW-Authenticate"] != c.header {
-				t.Errorf("%s: WWW-Authenticate %q", c.name, h["WWW-Authenticate"])
+			if h["Www-Authenticate"] != c.header {
+				t.Errorf("%s: WWW-Authenticate %q", c.name, h["Www-Authenticate"])
 			}
 		case 503:
 			if h["Retry-After"] != c.header {
@@ -326,7 +326,7 @@ func TestStoreFaults(t *testing.T) {
 		logged string
 	}{
 		{"unavailable", func(context.Context, string) error {
-			return inventory.Errorf(inventory.CodeUnavailable, "redis 10.9.8.7:6379: %w", errors.New("connection refused"))
+			return inventory.Unavailable(errors.New("redis 10.9.8.7:6379: connection refused"))
 		}, 503, errorBody("unavailable", 503, "the inventory store is unavailable; retry later"), "connection refused"},
 		{"timeout", func(ctx context.Context, _ string) error {
 			<-ctx.Done() // the store timeout ends it
@@ -481,19 +481,19 @@ func TestBodyLimit(t *testing.T) {
 		tooLarge := errorBody("payload_too_large", 413, fmt.Sprintf("the request body is larger than the limit of %d bytes", limit))
 
 		// Content-Length over the limit: 413 without reading.
-		status, _, body := serve(api, inventory.Request{Method: http.MethodPatch, Route: inventory.RouteItem, PetID: "1", ContentLength: limit + 1, Body: failIfRead{t}})
+		status, _, body := serve(api, inventory.Request{Method: http.MethodPatch, Route: inventory.RouteItem, PetID: "1", ContentLength: limit + 1, Body: inventory.BodyReader(failIfRead{t})})
 		if status != 413 || body != tooLarge {
 			t.Errorf("limit %d, Content-Length over it: %d %s", limit, status, body)
 		}
 		// Unknown length (chunked): 413 after at most limit+1 bytes.
 		r := &countingReader{}
-		status, _, body = serve(api, inventory.Request{Method: http.MethodPatch, Route: inventory.RouteItem, PetID: "1", ContentLength: -1, Body: r})
+		status, _, body = serve(api, inventory.Request{Method: http.MethodPatch, Route: inventory.RouteItem, PetID: "1", ContentLength: -1, Body: inventory.BodyReader(r)})
 		if status != 413 || body != tooLarge || int64(r.n) > limit+1 {
 			t.Errorf("limit %d, endless chunked body: %d %s after reading %d bytes", limit, status, body, r.n)
 		}
 		// A Content-Length that lies low changes nothing.
 		r = &countingReader{}
-		status, _, _ = serve(api, inventory.Request{Method: http.MethodPatch, Route: inventory.RouteItem, PetID: "1", ContentLength: 20, Body: r})
+		status, _, _ = serve(api, inventory.Request{Method: http.MethodPatch, Route: inventory.RouteItem, PetID: "1", ContentLength: 20, Body: inventory.BodyReader(r)})
 		if status != 413 || int64(r.n) > limit+1 {
 			t.Errorf("limit %d, short Content-Length: %d after reading %d bytes", limit, status, r.n)
 		}
@@ -507,12 +507,12 @@ func TestBodyLimit(t *testing.T) {
 			"half":     func() io.Reader { return iotest.HalfReader(strings.NewReader(atLimit)) },
 		} {
 			for _, cl := range []int64{limit, -1} {
-				status, _, body := serve(api, inventory.Request{Method: http.MethodPatch, Route: inventory.RouteItem, PetID: "1", ContentLength: cl, Body: rd()})
+				status, _, body := serve(api, inventory.Request{Method: http.MethodPatch, Route: inventory.RouteItem, PetID: "1", ContentLength: cl, Body: inventory.BodyReader(rd())})
 				if status != 200 || body != `{"petId":1,"quantity":2,"status":"available"}` {
 					t.Errorf("limit %d, body at the limit (%s, length %d): %d %s", limit, name, cl, status, body)
 				}
 			}
-			status, _, _ := serve(api, inventory.Request{Method: http.MethodPatch, Route: inventory.RouteItem, PetID: "1", ContentLength: -1, Body: io.MultiReader(rd(), strings.NewReader(" "))})
+			status, _, _ := serve(api, inventory.Request{Method: http.MethodPatch, Route: inventory.RouteItem, PetID: "1", ContentLength: -1, Body: inventory.BodyReader(io.MultiReader(rd(), strings.NewReader(" ")))})
 			if status != 413 {
 				t.Errorf("limit %d, one byte over (%s): %d", limit, name, status)
 			}
@@ -528,18 +528,18 @@ func TestBodyReadErrors(t *testing.T) {
 	}
 	// A reader that fails part-way: the body is not whole, so not JSON.
 	broken := io.MultiReader(strings.NewReader(`{"quan`), iotest.ErrReader(errors.New("connection reset by peer")))
-	status, _, body = serve(api, inventory.Request{Method: http.MethodPatch, Route: inventory.RouteItem, PetID: "1", Body: broken})
+	status, _, body = serve(api, inventory.Request{Method: http.MethodPatch, Route: inventory.RouteItem, PetID: "1", Body: inventory.BodyReader(broken)})
 	if status != 400 || body != errorBody("invalid_json", 400, "the request body could not be read completely: connection reset by peer") {
 		t.Errorf("broken body: %d %s", status, body)
 	}
 	// Even when the part read is a complete object.
 	broken = io.MultiReader(strings.NewReader(`{"quantity":8}`), iotest.ErrReader(iotest.ErrTimeout))
-	if status, _, _ := serve(api, inventory.Request{Method: http.MethodPatch, Route: inventory.RouteItem, PetID: "1", Body: broken}); status != 400 {
+	if status, _, _ := serve(api, inventory.Request{Method: http.MethodPatch, Route: inventory.RouteItem, PetID: "1", Body: inventory.BodyReader(broken)}); status != 400 {
 		t.Errorf("a complete object followed by a read error: %d; want 400", status)
 	}
 	// A host's http.MaxBytesReader with a smaller limit is a 413 too.
 	limited := http.MaxBytesReader(httptest.NewRecorder(), io.NopCloser(strings.NewReader(`{"quantity":1}`+strings.Repeat(" ", 100))), 20)
-	status, _, body = serve(api, inventory.Request{Method: http.MethodPatch, Route: inventory.RouteItem, PetID: "1", Body: limited})
+	status, _, body = serve(api, inventory.Request{Method: http.MethodPatch, Route: inventory.RouteItem, PetID: "1", Body: inventory.BodyReader(limited)})
 	if status != 413 || !strings.Contains(body, `"code":"payload_too_large"`) {
 		t.Errorf("MaxBytesReader: %d %s", status, body)
 	}
@@ -606,7 +606,7 @@ func TestServeHTTP(t *testing.T) {
 		}
 	}
 	resp, _ := do("PATCH", "/v1/inventory/1", "Bearer nope", `{"quantity":1}`)
-	if got := resp.Header.Get("WWW-Authenticate"); got != `Bearer realm="inventory", error="invalid_token"` {
+	if got := resp.Header.Get("Www-Authenticate"); got != `Bearer realm="inventory", error="invalid_token"` {
 		t.Errorf("WWW-Authenticate over the wire: %q", got)
 	}
 	resp, _ = do("HEAD", "/v1/inventory", bearer, "")
@@ -624,12 +624,12 @@ func TestServeHTTPHeadersAreCanonical(t *testing.T) {
 		header string
 		want   string
 	}{
-		{httptest.NewRequest("GET", "/inventory", nil), "WWW-Authenticate", `Bearer realm="inventory"`},
+		{httptest.NewRequest("GET", "/inventory", nil), "Www-Authenticate", `Bearer realm="inventory"`},
 		{httptest.NewRequest("PUT", "/inventory", nil), "Allow", "GET"},
 		{httptest.NewRequest("GET", "/inventory", nil), "Content-Length", "0"},
 	} {
 		rec := httptest.NewRecorder()
-		if c.header != "WWW-Authenticate" {
+		if c.header != "Www-Authenticate" {
 			c.req.Header.Set("Authorization", "Bearer "+testKey)
 		}
 		api.ServeHTTP(rec, c.req)
@@ -656,7 +656,7 @@ func TestHugeBodyLimit(t *testing.T) {
 	for _, limit := range []int64{math.MaxInt64, math.MaxInt64 - 1, math.MaxInt32, 1 << 40} {
 		api := newAPI(t, newStore(t), inventory.WithMaxBodyBytes(limit))
 		for _, cl := range []int64{-1, 15} {
-			status, _, body := serve(api, inventory.Request{Method: http.MethodPatch, Route: inventory.RouteItem, PetID: "1", ContentLength: cl, Body: strings.NewReader(`{"quantity":12}`)})
+			status, _, body := serve(api, inventory.Request{Method: http.MethodPatch, Route: inventory.RouteItem, PetID: "1", ContentLength: cl, Body: inventory.BodyReader(strings.NewReader(`{"quantity":12}`))})
 			if status != 200 {
 				t.Errorf("WithMaxBodyBytes(%d), Content-Length %d: %d %s", limit, cl, status, body)
 			}

@@ -154,7 +154,7 @@ func TestCheckMediaType(t *testing.T) {
 	}
 	for ct, want := range rejected {
 		err := checkMediaType(ct)
-		if err == nil || err.Code != CodeUnsupportedMediaType || err.Status != 415 {
+		if err == nil || err.Code != CodeUnsupportedMediaType || err.Status() != 415 {
 			t.Errorf("checkMediaType(%q) = %v; want unsupported_media_type", ct, err)
 			continue
 		}
@@ -170,8 +170,8 @@ func TestParsePetIDTable(t *testing.T) {
 		"9223372036854775807": 9223372036854775807, "-9223372036854775808": -9223372036854775808,
 	}
 	for s, want := range valid {
-		if got, err := ParsePetID(s); err != nil || got != want {
-			t.Errorf("ParsePetID(%q) = %d, %v; want %d", s, got, err, want)
+		if got, err := parsePetID(s); err != nil || got != want {
+			t.Errorf("parsePetID(%q) = %d, %v; want %d", s, got, err, want)
 		}
 	}
 	invalid := map[string]string{
@@ -188,13 +188,13 @@ func TestParsePetIDTable(t *testing.T) {
 		strings.Repeat("9", 10000): "…",
 	}
 	for s, want := range invalid {
-		_, err := ParsePetID(s)
-		if err == nil || err.Code != CodeInvalidPetID || err.Status != 400 {
-			t.Errorf("ParsePetID(%.40q) = %v; want invalid_pet_id", s, err)
+		_, err := parsePetID(s)
+		if err == nil || err.Code != CodeInvalidPetID || err.Status() != 400 {
+			t.Errorf("parsePetID(%.40q) = %v; want invalid_pet_id", s, err)
 			continue
 		}
 		if !strings.Contains(err.Message, want) || len(err.Message) > 120 {
-			t.Errorf("ParsePetID(%.40q): message %q; want it short and containing %q", s, err.Message, want)
+			t.Errorf("parsePetID(%.40q): message %q; want it short and containing %q", s, err.Message, want)
 		}
 	}
 }

@@ -11,7 +11,7 @@ import (
 // document cannot exhaust the stack.
 const maxJSONDepth = 64
 
-// ParseUpdate reads the quantity from an update body: exactly one JSON
+// parseUpdate reads the quantity from an update body: exactly one JSON
 // object whose only member is "quantity", an integer (a whole-valued number
 // such as 5.0 or 5e0 counts, as in JSON Schema) in 0..MaxQuantity.
 //
@@ -24,17 +24,17 @@ const maxJSONDepth = 64
 //
 // It never panics, and allocates only on the error paths and for member
 // names written with escapes.
-func ParseUpdate(body []byte) (quantity int, err *Error) {
+func parseUpdate(body []byte) (quantity int, err *Error) {
 	p := jsonParser{b: body}
 	p.space()
 	if p.i == len(p.b) {
-		return 0, Errorf(CodeInvalidJSON, `the request body is empty; send a JSON object such as {"quantity": 5}`)
+		return 0, newError(CodeInvalidJSON, `the request body is empty; send a JSON object such as {"quantity": 5}`)
 	}
 	if !utf8.Valid(body) {
-		return 0, Errorf(CodeInvalidJSON, "the request body is not valid UTF-8")
+		return 0, newError(CodeInvalidJSON, "the request body is not valid UTF-8")
 	}
 	if c := p.b[p.i]; c != '{' {
-		return 0, Errorf(CodeInvalidJSON, `the request body must be a JSON object such as {"quantity": 5}, not %s`, describeJSONStart(c))
+		return 0, newError(CodeInvalidJSON, `the request body must be a JSON object such as {"quantity": 5}, not %s`, describeJSONStart(c))
 	}
 	var (
 		qty, unknown  span
@@ -53,13 +53,13 @@ func ParseUpdate(body []byte) (quantity int, err *Error) {
 	}
 	p.space()
 	if p.i != len(p.b) {
-		return 0, Errorf(CodeInvalidJSON, "the request body has data after the JSON object, at byte %d; send exactly one object", p.i+1)
+		return 0, newError(CodeInvalidJSON, "the request body has data after the JSON object, at byte %d; send exactly one object", p.i+1)
 	}
 	if hasUnkn {
-		return 0, Errorf(CodeUnknownField, "unknown member %s in the request body: an update may only hold quantity", quoteForMessage(unknown.decode(p.b)))
+		return 0, newError(CodeUnknownField, "unknown member %s in the request body: an update may only hold quantity", quoteForMessage(unknown.decode(p.b)))
 	}
 	if !hasQ {
-		return 0, Errorf(CodeMissingField, `the request body has no quantity member; send {"quantity": <new stock count>}`)
+		return 0, newError(CodeMissingField, `the request body has no quantity member; send {"quantity": <new stock count>}`)
 	}
 	return parseQuantity(p.b[qty.start:qty.end])
 }
@@ -70,15 +70,15 @@ func ParseUpdate(body []byte) (quantity int, err *Error) {
 func parseQuantity(v []byte) (int, *Error) {
 	switch v[0] {
 	case '"':
-		return 0, Errorf(CodeInvalidField, "quantity must be an integer, not a string")
+		return 0, newError(CodeInvalidField, "quantity must be an integer, not a string")
 	case 't', 'f':
-		return 0, Errorf(CodeInvalidField, "quantity must be an integer, not a boolean")
+		return 0, newError(CodeInvalidField, "quantity must be an integer, not a boolean")
 	case 'n':
-		return 0, Errorf(CodeInvalidField, "quantity must be an integer, not null")
+		return 0, newError(CodeInvalidField, "quantity must be an integer, not null")
 	case '[':
-		return 0, Errorf(CodeInvalidField, "quantity must be an integer, not an array")
+		return 0, newError(CodeInvalidField, "quantity must be an integer, not an array")
 	case '{':
-		return 0, Errorf(CodeInvalidField, "quantity must be an integer, not an object")
+		return 0, newError(CodeInvalidField, "quantity must be an integer, not an object")
 	}
 	// v is a valid JSON number: -?int(.frac)?([eE][+-]?digits)?
 	neg := v[0] == '-'
@@ -122,13 +122,13 @@ func parseQuantity(v []byte) (int, *Error) {
 		return 0, nil // 0, -0, 0.000e7: zero
 	}
 	if expHuge < 0 || exp < 0 {
-		return 0, Errorf(CodeInvalidField, "quantity must be an integer; %s has a fractional part", quoteNumber(v, neg))
+		return 0, newError(CodeInvalidField, "quantity must be an integer; %s has a fractional part", quoteNumber(v, neg))
 	}
 	if neg {
-		return 0, Errorf(CodeInvalidField, "quantity must be between 0 and %d; %s is negative", MaxQuantity, quoteNumber(v, neg))
+		return 0, newError(CodeInvalidField, "quantity must be between 0 and %d; %s is negative", MaxQuantity, quoteNumber(v, neg))
 	}
 	if expHuge > 0 || int64(len(digits))+exp > 10 {
-		return 0, Errorf(CodeInvalidField, "quantity must be between 0 and %d; %s is too large", MaxQuantity, quoteNumber(v, neg))
+		return 0, newError(CodeInvalidField, "quantity must be between 0 and %d; %s is too large", MaxQuantity, quoteNumber(v, neg))
 	}
 	var n int64
 	for _, d := range digits {
@@ -138,7 +138,7 @@ func parseQuantity(v []byte) (int, *Error) {
 		n *= 10
 	}
 	if n > MaxQuantity {
-		return 0, Errorf(CodeInvalidField, "quantity must be between 0 and %d; %s is too large", MaxQuantity, quoteNumber(v, neg))
+		return 0, newError(CodeInvalidField, "quantity must be between 0 and %d; %s is too large", MaxQuantity, quoteNumber(v, neg))
 	}
 	return int(n), nil
 }
@@ -268,9 +268,9 @@ func (p *jsonParser) space() {
 
 func (p *jsonParser) fail(what string) *Error {
 	if p.i >= len(p.b) {
-		return Errorf(CodeInvalidJSON, "the request body is not valid JSON: it ends early, %s", what)
+		return newError(CodeInvalidJSON, "the request body is not valid JSON: it ends early, %s", what)
 	}
-	return Errorf(CodeInvalidJSON, "the request body is not valid JSON: at byte %d, %s", p.i+1, what)
+	return newError(CodeInvalidJSON, "the request body is not valid JSON: at byte %d, %s", p.i+1, what)
 }
 
 func (p *jsonParser) value(depth int) *Error {

@@ -51,32 +51,47 @@ func (c Code) Status() int {
 }
 
 // Error is the error type of the library and the Error body of the API:
-// Code, Message and the HTTP Status it is answered with. Err, when set, is
-// the cause, for logs. Clients see Message for 4xx codes; for 500 and 503
-// they see a generic message, so a backend's details (addresses, commands)
-// never reach them. Errorf puts a %w operand's text into Message: use it
-// for client-facing causes only.
+// a Code (from which the HTTP status follows, Code.Status) and a Message.
+// Err, when set, is the cause, for logs only.
 //
-// Errors match by code with errors.Is, so a backend's
-// &Error{Code: CodeNotFound, ...} (or one wrapping it) satisfies
-// errors.Is(err, ErrNotFound).
+// Clients see Message for 4xx codes. For 500 and 503 they see a generic
+// message, so a backend's details (addresses, commands) never reach them;
+// build such errors with Unavailable(cause), or return any plain error for
+// a 500.
+//
+// Errors match by code with errors.Is: an *Error with code not_found (or an
+// error wrapping one) satisfies errors.Is(err, ErrNotFound).
 type Error struct {
 	Code    Code
 	Message string
-	Status  int
 	Err     error
 }
 
-// Errorf returns an *Error with code c, the status that goes with it, and a
-// message formatted as by fmt.Sprintf. A %w verb in format sets Err.
-func Errorf(c Code, format string, args ...any) *Error {
-	wrapped := fmt.Errorf(format, args...)
-	e := &Error{Code: c, Message: wrapped.Error(), Status: c.Status()}
-	if u := errors.Unwrap(wrapped); u != nil {
-		e.Err = u
-	}
-	return e
+// Errorf returns an *Error with code c and a message formatted as by
+// fmt.Sprintf. The message is what a client reads: it must name what is
+// wrong and never carry a secret. There is no %w: a cause's text would
+// reach the client; attach causes with Unavailable, or wrap this error with
+// fmt.Errorf for logs.
+func Errorf(c Code, format string, args ...any) error {
+	return newError(c, format, args...)
 }
+
+// newError is Errorf with the concrete type, for this package's own use.
+func newError(c Code, format string, args ...any) *Error {
+	return &Error{Code: c, Message: fmt.Sprintf(format, args...)}
+}
+
+// Unavailable returns an error with code unavailable that wraps cause: the
+// store cannot be reached, timed out, or refuses work for now. The API
+// answers it 503 with Retry-After and a generic message; cause is for logs
+// only and never reaches a client. Stores use it to translate their own
+// transport errors.
+func Unavailable(cause error) error {
+	return &Error{Code: CodeUnavailable, Message: ErrUnavailable.Message, Err: cause}
+}
+
+// Status is the HTTP status the error is answered with: e.Code.Status().
+func (e *Error) Status() int { return e.Code.Status() }
 
 func (e *Error) Error() string {
 	if e.Err != nil {
@@ -94,29 +109,21 @@ func (e *Error) Is(target error) bool {
 	return ok && t.Code == e.Code
 }
 
-// Sentinels for errors.Is. Backends return (or wrap) these, or an *Error of
-// the same code with a more precise message.
+// Sentinels for errors.Is. Stores return (or wrap) ErrNotFound, and
+// ErrUnavailable or Unavailable(cause); Authenticators return
+// ErrUnauthorized.
 var (
 	// ErrNotFound: no entry exists for the pet.
-	ErrNotFound = &Error{Code: CodeNotFound, Message: "no inventory entry exists for this pet", Status: http.StatusNotFound}
+	ErrNotFound = &Error{Code: CodeNotFound, Message: "no inventory entry exists for this pet"}
 	// ErrUnavailable: the store cannot be reached, timed out, or is
 	// temporarily refusing work; the client may retry.
-	ErrUnavailable = &Error{Code: CodeUnavailable, Message: "the inventory store is unavailable; retry later", Status: http.StatusServiceUnavailable}
+	ErrUnavailable = &Error{Code: CodeUnavailable, Message: "the inventory store is unavailable; retry later"}
 	// ErrUnauthorized: an Authenticator rejects the key.
-	ErrUnauthorized = &Error{Code: CodeUnauthorized, Message: "the API key is not valid", Status: http.StatusUnauthorized}
+	ErrUnauthorized = &Error{Code: CodeUnauthorized, Message: "the API key is not valid"}
 	// ErrInternal: a bug. Its message is the one clients see for any
 	// unexpected error.
-	ErrInternal = &Error{Code: CodeInternal, Message: "internal error; the server logged the details", Status: http.StatusInternalServerError}
+	ErrInternal = &Error{Code: CodeInternal, Message: "internal error; the server logged the details"}
 )
-
-// Unavailable returns an error with code unavailable that wraps cause: the
-// store cannot be reached, timed out, or refuses work for now. The API
-// answers it 503 with Retry-After and a generic message; cause is for logs
-// only and never reaches a client. Stores use it to translate their own
-// transport errors.
-func Unavailable(cause error) error {
-	return &Error{Code: CodeUnavailable, Message: ErrUnavailable.Message, Status: http.StatusServiceUnavailable, Err: cause}
-}
 
 // asError maps any error to the *Error the client is answered with, and
 // reports whether it is unexpected (a bug or an unknown failure) and so
@@ -138,19 +145,7 @@ func asError(err error) (e *Error, unexpected bool) {
 		default:
 			return ErrInternal, true
 		}
-		switch ie.Status {
-		case ie.Code.Status():
-			return ie, false
-		case 0:
-			// &Error{Code: CodeNotFound, Message: ...}, as the Error doc
-			// shows a backend building it, leaves the status to the code.
-			withStatus := *ie
-			withStatus.Status = ie.Code.Status()
-			return &withStatus, false
-		}
-		// A status that does not go with the code is a bug in whoever
-		// built the Error.
-		return ErrInternal, true
+		return ie, false
 	}
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 		return ErrUnavailable, false

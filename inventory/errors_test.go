@@ -28,17 +28,13 @@ func TestCodeStatus(t *testing.T) {
 }
 
 func TestErrorf(t *testing.T) {
-	e := Errorf(CodeInvalidField, "quantity %d is bad", 7)
-	if e.Code != CodeInvalidField || e.Status != 400 || e.Message != "quantity 7 is bad" || e.Err != nil {
-		t.Errorf("Errorf = %#v", e)
+	err := Errorf(CodeInvalidField, "quantity %d is bad", 7)
+	var e *Error
+	if !errors.As(err, &e) || e.Code != CodeInvalidField || e.Status() != 400 || e.Message != "quantity 7 is bad" || e.Err != nil {
+		t.Errorf("Errorf = %#v", err)
 	}
-	if got := e.Error(); got != "invalid_field: quantity 7 is bad" {
+	if got := err.Error(); got != "invalid_field: quantity 7 is bad" {
 		t.Errorf("Error() = %q", got)
-	}
-	cause := errors.New("connection refused")
-	w := Errorf(CodeUnavailable, "redis: %w", cause)
-	if w.Err != cause || !errors.Is(w, cause) || w.Status != 503 {
-		t.Errorf("Errorf with %%w = %#v; want Err set to the cause", w)
 	}
 	// Errors match by code, through wrapping.
 	if !errors.Is(fmt.Errorf("pet 5: %w", Errorf(CodeNotFound, "no pet 5")), ErrNotFound) {
@@ -46,6 +42,25 @@ func TestErrorf(t *testing.T) {
 	}
 	if errors.Is(ErrNotFound, ErrUnavailable) || errors.Is(errors.New("x"), ErrNotFound) {
 		t.Error("errors of other codes match")
+	}
+}
+
+// A cause attached with Unavailable is kept for logs and errors.Is, and
+// never reaches the message a client reads.
+func TestUnavailableKeepsTheCauseFromClients(t *testing.T) {
+	cause := errors.New("dial tcp 10.1.2.3:6379: connection refused")
+	err := Unavailable(cause)
+	if !errors.Is(err, cause) || !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("Unavailable(cause) = %v; want it to match both the cause and ErrUnavailable", err)
+	}
+	var e *Error
+	if !errors.As(err, &e) || e.Status() != 503 || strings.Contains(e.Message, "10.1.2.3") {
+		t.Fatalf("Unavailable(cause) = %#v; want a 503 whose message does not hold the cause", err)
+	}
+	r := errorResponse(e)
+	defer r.Release()
+	if strings.Contains(string(r.Body), "10.1.2.3") {
+		t.Errorf("the cause reached the body: %s", r.Body)
 	}
 }
 
@@ -63,30 +78,27 @@ func TestAsError(t *testing.T) {
 		{"ErrNotFound wrapped", fmt.Errorf("pet 5: %w", ErrNotFound), CodeNotFound, 404, false, ErrNotFound.Message},
 		{"ErrNotFound wrapped twice", fmt.Errorf("a: %w", fmt.Errorf("b: %w", ErrNotFound)), CodeNotFound, 404, false, ErrNotFound.Message},
 		{"backend not_found", Errorf(CodeNotFound, "pet 5 has no entry"), CodeNotFound, 404, false, "pet 5 has no entry"},
-		// The Error doc says a backend's &Error{Code: CodeNotFound, ...}
-		// matches ErrNotFound; without a Status it is still a 404.
-		{"not_found without a status", &Error{Code: CodeNotFound, Message: "pet 5 has no entry"}, CodeNotFound, 404, false, "pet 5 has no entry"},
+		{"not_found built by hand", &Error{Code: CodeNotFound, Message: "pet 5 has no entry"}, CodeNotFound, 404, false, "pet 5 has no entry"},
 		{"invalid_field from the service", Errorf(CodeInvalidField, "quantity must be between 0 and %d", MaxQuantity), CodeInvalidField, 400, false, ""},
 		{"ErrUnavailable", ErrUnavailable, CodeUnavailable, 503, false, ErrUnavailable.Message},
-		{"unavailable with a cause", Errorf(CodeUnavailable, "redis at 10.1.2.3:6379 is down: %w", secretCause), CodeUnavailable, 503, false, ErrUnavailable.Message},
+		{"unavailable with a cause", Unavailable(secretCause), CodeUnavailable, 503, false, ErrUnavailable.Message},
+		{"unavailable built by hand", &Error{Code: CodeUnavailable, Message: "redis at 10.1.2.3:6379 is down"}, CodeUnavailable, 503, false, ErrUnavailable.Message},
 		{"unavailable wrapped", fmt.Errorf("list: %w", ErrUnavailable), CodeUnavailable, 503, false, ErrUnavailable.Message},
-		{"unavailable with a wrong status", &Error{Code: CodeUnavailable, Message: "10.1.2.3 down", Status: 500}, CodeUnavailable, 503, false, ErrUnavailable.Message},
 		{"deadline", context.DeadlineExceeded, CodeUnavailable, 503, false, ErrUnavailable.Message},
 		{"deadline wrapped", fmt.Errorf("redis: %w", context.DeadlineExceeded), CodeUnavailable, 503, false, ErrUnavailable.Message},
 		{"canceled", context.Canceled, CodeUnavailable, 503, false, ErrUnavailable.Message},
 		{"unknown error", secretCause, CodeInternal, 500, true, ErrInternal.Message},
 		{"ErrInternal", ErrInternal, CodeInternal, 500, true, ErrInternal.Message},
 		{"internal with detail", Errorf(CodeInternal, "nil map in %s", "store.go:12"), CodeInternal, 500, true, ErrInternal.Message},
-		{"unknown code", &Error{Code: "teapot", Message: "short and stout", Status: 418}, CodeInternal, 500, true, ErrInternal.Message},
-		{"empty code", &Error{Message: "who knows", Status: 400}, CodeInternal, 500, true, ErrInternal.Message},
-		{"mismatched status", &Error{Code: CodeNotFound, Message: "x", Status: 500}, CodeInternal, 500, true, ErrInternal.Message},
-		{"mismatched status 200", &Error{Code: CodeInvalidField, Message: "x", Status: 200}, CodeInternal, 500, true, ErrInternal.Message},
+		{"unknown code", &Error{Code: "teapot", Message: "short and stout"}, CodeInternal, 500, true, ErrInternal.Message},
+		{"empty code", &Error{Message: "who knows"}, CodeInternal, 500, true, ErrInternal.Message},
+		{"a code only the HTTP layer answers", Errorf(CodeMethodNotAllowed, "no"), CodeInternal, 500, true, ErrInternal.Message},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			e, unexpected := asError(c.err)
-			if e.Code != c.code || e.Status != c.status || unexpected != c.unexpected {
-				t.Fatalf("asError(%v) = %s %d unexpected=%v; want %s %d unexpected=%v", c.err, e.Code, e.Status, unexpected, c.code, c.status, c.unexpected)
+			if e.Code != c.code || e.Status() != c.status || unexpected != c.unexpected {
+				t.Fatalf("asError(%v) = %s %d unexpected=%v; want %s %d unexpected=%v", c.err, e.Code, e.Status(), unexpected, c.code, c.status, c.unexpected)
 			}
 			if c.message != "" && e.Message != c.message {
 				t.Errorf("message %q; want %q", e.Message, c.message)
@@ -98,7 +110,7 @@ func TestAsError(t *testing.T) {
 			}
 			retryAfter := ""
 			r.VisitHeaders(func(name, value string) {
-				if name == "Retry-After" {
+				if name == headerRetryAfter {
 					retryAfter = value
 				}
 			})
@@ -117,13 +129,13 @@ func TestErrorResponseBody(t *testing.T) {
 		{ErrNotFound, `{"code":"not_found","message":"no inventory entry exists for this pet","status":404}`},
 		{ErrUnavailable, `{"code":"unavailable","message":"the inventory store is unavailable; retry later","status":503}`},
 		{ErrInternal, `{"code":"internal","message":"internal error; the server logged the details","status":500}`},
-		{Errorf(CodeUnknownField, `unknown member "a\"b<\n>" here`), `{"code":"unknown_field","message":"unknown member \"a\\\"b<\\n>\" here","status":400}`},
-		{Errorf(CodeInvalidPetID, "bad \xff id"), `{"code":"invalid_pet_id","message":"bad \ufffd id","status":400}`},
+		{newError(CodeUnknownField, `unknown member "a\"b<\n>" here`), `{"code":"unknown_field","message":"unknown member \"a\\\"b<\\n>\" here","status":400}`},
+		{newError(CodeInvalidPetID, "bad \xff id"), `{"code":"invalid_pet_id","message":"bad \ufffd id","status":400}`},
 	}
 	for _, c := range cases {
 		r := errorResponse(c.err)
-		if string(r.Body) != c.want || r.Status != c.err.Status {
-			t.Errorf("errorResponse(%v) = %d %s; want %d %s", c.err, r.Status, r.Body, c.err.Status, c.want)
+		if string(r.Body) != c.want || r.Status != c.err.Status() {
+			t.Errorf("errorResponse(%v) = %d %s; want %d %s", c.err, r.Status, r.Body, c.err.Status(), c.want)
 		}
 		r.Release()
 		if r.Body != nil {

@@ -131,27 +131,3 @@ func ExampleWithAuthenticator() {
 	// 200 [{"petId":1,"quantity":3,"status":"available"}]
 	// 401 {"code":"unauthorized","message":"the API key in the Authorization header is not valid","status":401}
 }
-
-// ParseUpdate is the strict body parser the PATCH route uses.
-func ExampleParseUpdate() {
-	for _, body := range []string{
-		`{"quantity": 5}`,
-		`{"quantity": 0.5e1}`,
-		`{"quantity": 5.5}`,
-		`{"quantity": 5, "status": "sold"}`,
-		`{"quantity": 5, "quantit\u0079": 6}`,
-	} {
-		q, err := inventory.ParseUpdate([]byte(body))
-		if err != nil {
-			fmt.Println(err.Code)
-			continue
-		}
-		fmt.Println(q)
-	}
-	// Output:
-	// 5
-	// 5
-	// invalid_field
-	// unknown_field
-	// invalid_json
-}

@@ -44,12 +44,12 @@ func (it Item) Validate() error {
 	return nil
 }
 
-// AppendJSON appends the JSON encoding of it to b, without reflection or
+// appendJSON appends the JSON encoding of it to b, without reflection or
 // allocation: the list and update responses are built with it. For a valid
 // item it writes the same bytes as encoding/json; for a status outside the
 // enumeration, JSON with the same meaning (encoding/json also escapes <, >
 // and &, which this does not need to).
-func (it Item) AppendJSON(b []byte) []byte {
+func (it Item) appendJSON(b []byte) []byte {
 	b = append(b, `{"petId":`...)
 	b = strconv.AppendInt(b, it.PetID, 10)
 	b = append(b, `,"quantity":`...)

@@ -23,8 +23,8 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case strings.HasPrefix(path, "/inventory/") && !strings.Contains(path[len("/inventory/"):], "/"):
 		a.ServeRoute(w, r, RouteItem, path[len("/inventory/"):])
 	default:
-		resp := errorResponse(Errorf(CodeNotFound, "no such route; the inventory API serves GET /inventory and PATCH /inventory/{petId}"))
-		WriteResponse(w, &resp)
+		resp := errorResponse(newError(CodeNotFound, "no such route; the inventory API serves GET /inventory and PATCH /inventory/{petId}"))
+		writeResponse(w, &resp)
 	}
 }
 
@@ -78,42 +78,27 @@ func (a *API) ServeRoute(w http.ResponseWriter, r *http.Request, route Route, pe
 		req.ContentType = r.Header.Get("Content-Type")
 		req.ContentLength = r.ContentLength
 		if r.Body != http.NoBody {
-			req.Body = r.Body
+			req.Body = BodyReader(r.Body)
 		}
 	}
 	resp := a.Serve(r.Context(), req)
-	WriteResponse(w, &resp)
+	writeResponse(w, &resp)
 }
 
-// The values of the headers every response carries, shared by all
-// responses: len == cap == 1, so that a later h.Add appends to a copy, and
-// h.Set replaces the slice; nothing writes into them.
-var (
-	valJSON    = []string{"application/json"}
-	valNoStore = []string{"no-store"}
-	valNosniff = []string{"nosniff"}
-)
-
-// WriteResponse copies resp to w, then releases it.
-func WriteResponse(w http.ResponseWriter, resp *Response) {
+// writeResponse copies resp to w, then releases it.
+func writeResponse(w http.ResponseWriter, resp *Response) {
 	h := w.Header()
-	h["Content-Type"] = valJSON
-	h["Cache-Control"] = valNoStore
-	h["X-Content-Type-Options"] = valNosniff
+	for _, fh := range fixedHeaders {
+		h[fh.name] = fh.values
+	}
 	if resp.contentLength != nil {
 		h["Content-Length"] = resp.contentLength // the cached list's, shared like the values above
 	} else {
 		h["Content-Length"] = []string{strconv.Itoa(len(resp.Body))}
 	}
-	hs, n := resp.headers()
-	for _, hd := range hs[3:n] {
-		name := hd.name
-		if name == "WWW-Authenticate" {
-			// net/http keys its maps in canonical form, so that
-			// middleware's h.Get finds it.
-			name = "Www-Authenticate"
-		}
-		h[name] = []string{hd.value}
+	var own [3]header
+	for _, hd := range own[:resp.ownHeaders(own[:])] {
+		h[hd.name] = []string{hd.value}
 	}
 	w.WriteHeader(resp.Status)
 	_, _ = w.Write(resp.Body) // a client gone away is nobody's error to report

@@ -18,6 +18,7 @@ type config struct {
 	maxBodyBytes  int64
 	logger        *slog.Logger
 	storeTimeout  time.Duration
+	observer      Observer
 }
 
 // WithAPIKeys sets the API keys that are valid at once; several keys make

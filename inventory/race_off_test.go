@@ -1,5 +1,5 @@
 //go:build !race
 
-package inventory_test
+package inventory
 
 const raceEnabled = false

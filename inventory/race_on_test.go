@@ -1,6 +1,6 @@
 //go:build race
 
-package inventory_test
+package inventory
 
 // raceEnabled: the race detector changes escape analysis, so allocation
 // counts are checked only without it.

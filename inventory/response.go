@@ -15,6 +15,7 @@ type Response struct {
 	Status int
 	Body   []byte
 
+	code            Code // the error code of an error answer, for observers
 	allow           string
 	wwwAuthenticate string
 	retryAfter      string
@@ -22,32 +23,65 @@ type Response struct {
 	contentLength   []string // a cached body's Content-Length value, shared
 }
 
+// The response headers, defined once. Names are in canonical form
+// (textproto.CanonicalMIMEHeaderKey): the key net/http's Header map uses
+// and the spelling fasthttp's lookups normalise to, so that a host's
+// middleware finds and replaces them on every transport. HTTP header names
+// are case-insensitive on the wire.
+const (
+	headerAllow           = "Allow"
+	headerWWWAuthenticate = "Www-Authenticate"
+	headerRetryAfter      = "Retry-After"
+)
+
+// fixedHeaders are the headers every response carries, with their value
+// also as a shared one-element slice for net/http's Header map (len == cap
+// == 1, so that a later h.Add appends to a copy and h.Set replaces it;
+// nothing writes into them).
+var fixedHeaders = [...]struct {
+	name, value string
+	values      []string
+}{
+	{"Content-Type", "application/json", []string{"application/json"}},
+	{"Cache-Control", "no-store", []string{"no-store"}},
+	{"X-Content-Type-Options", "nosniff", []string{"nosniff"}},
+}
+
 // header is one response header.
 type header struct{ name, value string }
 
 // maxHeaders is how many headers a Response can carry.
-const maxHeaders = 6
+const maxHeaders = len(fixedHeaders) + 3
 
-// headers lists the response's headers without allocating: the three every
-// response carries, first (WriteResponse relies on that order), then those
-// of this one.
+// headers lists the response's headers without allocating: the fixed
+// ones first, then those of this response.
 func (r *Response) headers() (hs [maxHeaders]header, n int) {
-	hs[0] = header{"Content-Type", "application/json"}
-	hs[1] = header{"Cache-Control", "no-store"}
-	hs[2] = header{"X-Content-Type-Options", "nosniff"}
-	n = 3
-	for _, h := range [...]header{{"Allow", r.allow}, {"WWW-Authenticate", r.wwwAuthenticate}, {"Retry-After", r.retryAfter}} {
+	for i, h := range fixedHeaders {
+		hs[i] = header{h.name, h.value}
+	}
+	n = len(fixedHeaders)
+	n += r.ownHeaders(hs[n:])
+	return hs, n
+}
+
+// ownHeaders writes this response's own headers (Allow,
+// WWW-Authenticate, Retry-After: those it has) into hs, and returns how
+// many.
+func (r *Response) ownHeaders(hs []header) (n int) {
+	for _, h := range [...]header{{headerAllow, r.allow}, {headerWWWAuthenticate, r.wwwAuthenticate}, {headerRetryAfter, r.retryAfter}} {
 		if h.value != "" {
 			hs[n] = h
 			n++
 		}
 	}
-	return hs, n
+	return n
 }
 
 // VisitHeaders calls set for every header of the response, the ones every
 // response carries (Content-Type, Cache-Control, X-Content-Type-Options)
-// and those of this one (Allow, WWW-Authenticate, Retry-After).
+// and those of this one (Allow, WWW-Authenticate, Retry-After). Names come
+// in canonical form (textproto.CanonicalMIMEHeaderKey, "Www-Authenticate"),
+// the form both net/http and fasthttp store and look up.
 func (r *Response) VisitHeaders(set func(name, value string)) {
 	hs, n := r.headers()
 	for _, h := range hs[:n] {
@@ -94,9 +128,9 @@ func errorResponse(e *Error) Response {
 	b = append(b, `,"message":`...)
 	b = appendJSONString(b, e.Message)
 	b = append(b, `,"status":`...)
-	b = strconv.AppendInt(b, int64(e.Status), 10)
+	b = strconv.AppendInt(b, int64(e.Status()), 10)
 	b = append(b, '}')
-	r := Response{Status: e.Status}
+	r := Response{Status: e.Status(), code: e.Code}
 	r.setBody(buf, b)
 	if e.Code == CodeUnavailable {
 		r.retryAfter = retryAfterSeconds

@@ -96,23 +96,23 @@ func TestItemAppendJSON(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := it.AppendJSON(nil); string(got) != string(want) {
-			t.Fatalf("AppendJSON(%+v) = %s; encoding/json writes %s", it, got, want)
+		if got := it.appendJSON(nil); string(got) != string(want) {
+			t.Fatalf("appendJSON(%+v) = %s; encoding/json writes %s", it, got, want)
 		}
 		// Invalid statuses (which a store should never hold) still give
 		// valid JSON with the same meaning as encoding/json's.
 		it.Status = Status(randomString(r))
 		want, _ = json.Marshal(it)
-		got := it.AppendJSON([]byte("[1,"))[3:]
+		got := it.appendJSON([]byte("[1,"))[3:]
 		var g, w Item
 		if err := json.Unmarshal(got, &g); err != nil {
-			t.Fatalf("AppendJSON(%+v) = %s: %v", it, got, err)
+			t.Fatalf("appendJSON(%+v) = %s: %v", it, got, err)
 		}
 		if err := json.Unmarshal(want, &w); err != nil {
 			t.Fatal(err)
 		}
 		if g != w {
-			t.Fatalf("AppendJSON(%+v) = %s decodes to %+v; encoding/json's %s to %+v", it, got, g, want, w)
+			t.Fatalf("appendJSON(%+v) = %s decodes to %+v; encoding/json's %s to %+v", it, got, g, want, w)
 		}
 	}
 }

@@ -3,12 +3,14 @@ package inventory
 import (
 	"context"
 	"errors"
+	"fmt"
 )
 
 // Service holds the business rules of the inventory over a Store: what a
-// valid quantity and a valid entry are. The HTTP layer calls it, and Go
-// code (seeding, administration) can call it directly to get the same
-// checks.
+// valid quantity and a valid entry are, and that a list is never nil. It is
+// the one way to the store: the HTTP layer calls it and nothing else, and
+// Go code (seeding, administration) calls it to get the same checks, so
+// stores trust what they are given. An API's Service is API.Service.
 type Service struct {
 	store Store
 }
@@ -33,6 +35,24 @@ func (s *Service) List(ctx context.Context) ([]Item, error) {
 	return items, nil
 }
 
+// listSince is List through the store's VersionedLister, when it has one;
+// version 0 means the store keeps no versions and items are always fresh.
+func (s *Service) listSince(ctx context.Context, since uint64) (items []Item, version uint64, changed bool, err error) {
+	vl, ok := s.store.(VersionedLister)
+	if !ok {
+		items, err = s.List(ctx)
+		return items, 0, true, err
+	}
+	items, version, changed, err = vl.ListSince(ctx, since)
+	if err != nil {
+		return nil, 0, false, err
+	}
+	if changed && items == nil {
+		items = []Item{}
+	}
+	return items, version, changed, nil
+}
+
 // SetQuantity replaces the stock count of one pet and returns the entry as
 // stored. A quantity outside 0..MaxQuantity is an invalid_field error; a pet
 // with no entry is an error matching ErrNotFound.
@@ -43,9 +63,40 @@ func (s *Service) SetQuantity(ctx context.Context, petID int64, quantity int) (I
 	return s.store.SetQuantity(ctx, petID, quantity)
 }
 
-// Put creates or replaces entries after checking each one (Item.Validate)
-// and that no pet appears twice; nothing is written when any is invalid.
+// Put creates or replaces entries after checking them (ValidateItems);
+// nothing is written when any is invalid.
 func (s *Service) Put(ctx context.Context, items ...Item) error {
+	if err := ValidateItems(items...); err != nil {
+		return err
+	}
+	if len(items) == 0 {
+		return nil
+	}
+	return s.store.Put(ctx, items...)
+}
+
+// PutIfEmpty writes items only into a store that holds no entry at all,
+// atomically, after checking them as Put does, and reports whether it
+// wrote them: seeding that replicas starting together do once and that a
+// restart never repeats over real stock. The store must implement Seeder
+// (memstore and redisstore do); otherwise it fails and writes nothing.
+func (s *Service) PutIfEmpty(ctx context.Context, items ...Item) (bool, error) {
+	if err := ValidateItems(items...); err != nil {
+		return false, err
+	}
+	sd, ok := s.store.(Seeder)
+	if !ok {
+		return false, fmt.Errorf("inventory: PutIfEmpty: the store (%T) cannot seed atomically: it does not implement inventory.Seeder", s.store)
+	}
+	return sd.PutIfEmpty(ctx, items...)
+}
+
+// ValidateItems reports, as an invalid_field error naming the pet, the
+// first item that is not an entry a store may hold (Item.Validate) or
+// whose pet appears twice. Service.Put runs it; so does any other way of
+// seeding a store (a backend's atomic seeding, a constructor that takes
+// items), so that the rule stays one.
+func ValidateItems(items ...Item) error {
 	seen := make(map[int64]struct{}, len(items))
 	for _, it := range items {
 		if err := it.Validate(); err != nil {
@@ -56,10 +107,7 @@ func (s *Service) Put(ctx context.Context, items ...Item) error {
 		}
 		seen[it.PetID] = struct{}{}
 	}
-	if len(items) == 0 {
-		return nil
-	}
-	return s.store.Put(ctx, items...)
+	return nil
 }
 
 // Delete removes the entry of one pet; an error matching ErrNotFound when

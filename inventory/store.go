@@ -7,6 +7,10 @@ import "context"
 // by many processes), and must honour ctx: a call whose context is done
 // returns promptly with an error.
 //
+// Callers go through Service (as the API does), which checks what is
+// written: a store may trust that quantities are in 0..MaxQuantity and
+// that items pass ValidateItems.
+//
 // Errors: a method returns an error matching ErrNotFound (errors.Is) only
 // where its doc says so; an error matching ErrUnavailable when the store
 // cannot be reached, timed out, or refuses work for now (the API answers
@@ -27,13 +31,13 @@ type Store interface {
 	// by this very write. When no entry exists it returns an error
 	// matching ErrNotFound and creates nothing. Concurrent calls for the
 	// same pet are serialised: none is lost, and each returns its own
-	// write. The caller has validated quantity (0..MaxQuantity).
+	// write.
 	SetQuantity(ctx context.Context, petID int64, quantity int) (Item, error)
 
 	// Put creates or replaces the given entries, for seeding and
-	// administration. It is idempotent. The caller has validated the
-	// items (Item.Validate). Put of several items should be atomic where
-	// the backend allows it; the doc of each backend says whether it is.
+	// administration. It is idempotent. Put of several items should be
+	// atomic where the backend allows it; the doc of each backend says
+	// whether it is.
 	Put(ctx context.Context, items ...Item) error
 
 	// Delete removes the entry for petID. It returns an error matching
@@ -56,4 +60,14 @@ type VersionedLister interface {
 	// the entries as List returns them, taken in the same snapshot as the
 	// version; otherwise items is nil and the caller's copy is current.
 	ListSince(ctx context.Context, since uint64) (items []Item, version uint64, changed bool, err error)
+}
+
+// Seeder is an optional interface of a Store that can seed atomically:
+// write entries only into a store that holds none, so that replicas
+// starting together seed once and a restart never overwrites real stock.
+// Service.PutIfEmpty uses it.
+type Seeder interface {
+	// PutIfEmpty writes items, as Put does, only when the store holds no
+	// entry at all, and reports whether it wrote them; atomically.
+	PutIfEmpty(ctx context.Context, items ...Item) (wrote bool, err error)
 }

@@ -24,18 +24,18 @@ type Store struct {
 var (
 	_ inventory.Store           = (*Store)(nil)
 	_ inventory.VersionedLister = (*Store)(nil)
+	_ inventory.Seeder          = (*Store)(nil)
 )
 
-// New returns a store holding the given items, which are validated as by
-// inventory.Item.Validate; a pet given twice keeps its last entry.
+// New returns a store holding the given items, which are checked as
+// Service.Put checks them (inventory.ValidateItems): each a valid entry, no
+// pet twice.
 func New(items ...inventory.Item) (*Store, error) {
+	if err := inventory.ValidateItems(items...); err != nil {
+		return nil, err
+	}
 	s := &Store{index: make(map[int64]int, len(items))}
 	s.version.Store(1)
-	for _, it := range items {
-		if err := it.Validate(); err != nil {
-			return nil, err
-		}
-	}
 	s.put(items)
 	return s, nil
 }
@@ -90,6 +90,21 @@ func (s *Store) SetQuantity(ctx context.Context, petID int64, quantity int) (inv
 	s.items[i].Quantity = quantity
 	s.version.Add(1)
 	return s.items[i], nil
+}
+
+// PutIfEmpty writes items only when the store holds no entry, under one
+// lock: atomic (inventory.Seeder).
+func (s *Store) PutIfEmpty(ctx context.Context, items ...inventory.Item) (bool, error) {
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.items) > 0 {
+		return false, nil
+	}
+	s.put(items)
+	return true, nil
 }
 
 // Put creates or replaces entries, all under one lock: atomic.

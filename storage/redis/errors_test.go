@@ -167,10 +167,6 @@ func TestTranslate(t *testing.T) {
 		if !errors.Is(err, inventory.ErrUnavailable) || !errors.Is(err, cause) {
 			t.Errorf("translate(%v) = %v, want unavailable wrapping the cause", cause, err)
 		}
-		var ie *inventory.Error
-		if errors.As(err, &ie) && ie.Status != 503 {
-			t.Errorf("translate(%v).Status = %d, want 503", cause, ie.Status)
-		}
 	}
 	if err := translate("op", redis.Nil); err != inventory.ErrNotFound {
 		t.Errorf("translate(redis.Nil) = %v, want inventory.ErrNotFound", err)

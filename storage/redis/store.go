@@ -270,13 +270,8 @@ func (s *Store) SetQuantity(ctx context.Context, petID int64, quantity int) (inv
 		s.aborts.Add(1)
 		if attempt == s.maxRetries {
 			s.exhausted.Add(1)
-			return inventory.Item{}, &inventory.Error{
-				Code:   inventory.CodeUnavailable,
-				Status: inventory.CodeUnavailable.Status(),
-				Message: fmt.Sprintf("redis: the update of pet %d was aborted %d times by concurrent changes of its entry; retry later",
-					petID, attempt+1),
-				Err: err,
-			}
+			return inventory.Item{}, inventory.Unavailable(fmt.Errorf(
+				"redis: the update of pet %d was aborted %d times by concurrent changes of its entry: %w", petID, attempt+1, err))
 		}
 		if err := sleep(ctx, backoff(attempt)); err != nil {
 			return inventory.Item{}, translate(op, err)
@@ -356,12 +351,7 @@ func (s *Store) PutIfEmpty(ctx context.Context, items ...inventory.Item) (bool, 
 		}
 		// Another writer changed the entries: look again.
 		if attempt == s.maxRetries {
-			return false, &inventory.Error{
-				Code:    inventory.CodeUnavailable,
-				Status:  inventory.CodeUnavailable.Status(),
-				Message: fmt.Sprintf("redis: the seeding was aborted %d times by concurrent changes; retry later", attempt+1),
-				Err:     err,
-			}
+			return false, inventory.Unavailable(fmt.Errorf("redis: the seeding was aborted %d times by concurrent changes: %w", attempt+1, err))
 		}
 		if err := sleep(ctx, backoff(attempt)); err != nil {
 			return false, translate(op, err)

@@ -69,16 +69,12 @@ func serve(c *fiber.Ctx, api *inventory.API, route inventory.Route, petID string
 		// fiber.Config.StreamRequestBody: the body is still on the wire,
 		// and the API reads no more of it than its limit + 1 byte.
 		stream = &eofReader{r: s}
-		req.Body = stream
+		req.Body = inventory.BodyReader(stream)
 		req.ContentLength = max(int64(c.Request().Header.ContentLength()), -1)
 	} else {
 		// fasthttp has buffered the body (up to BodyLimit); raw, with no
 		// Content-Encoding decoding, as on net/http.
-		req.RawBody = c.Request().Body()
-		if req.RawBody == nil {
-			req.RawBody = []byte{}
-		}
-		req.ContentLength = int64(len(req.RawBody))
+		req.Body = inventory.BodyBytes(c.Request().Body())
 	}
 	if route == inventory.RouteItem {
 		req.ContentType = utils.UnsafeString(c.Request().Header.ContentType()) // valid until Serve returns, as Request allows; no key lookup
@@ -98,8 +94,10 @@ func serve(c *fiber.Ctx, api *inventory.API, route inventory.Route, petID string
 	c.Status(resp.Status)
 	h := &c.Response().Header
 	resp.VisitHeaders(func(name, value string) {
-		// The names are canonical already: skip c.Set's normalising copy.
-		// SetCanonical copies both, so unsafe views of the strings do.
+		// The names come in the canonical form fasthttp normalises to, so
+		// SetCanonical skips c.Set's normalising copy and a host's
+		// middleware still finds (and replaces) them. It copies both, so
+		// unsafe views of the strings do.
 		h.SetCanonical(utils.UnsafeBytes(name), utils.UnsafeBytes(value))
 	})
 	if resp.Stable() {

@@ -85,3 +85,41 @@ func TestAuthenticatorKeyOutlivesRequest(t *testing.T) {
 		t.Fatalf("keys kept by the Authenticator = %q, want [first-key other-key]", kept)
 	}
 }
+
+// A host's middleware sees the API's headers after c.Next() under the
+// names it asks for, and replacing one replaces it: the client gets one
+// WWW-Authenticate, the middleware's.
+func TestHostMiddlewareReadsAndSetsAPIHeaders(t *testing.T) {
+	app := fiber.New(fiber.Config{DisableStartupMessage: true})
+	var seen, seenRetry string
+	app.Use(func(c *fiber.Ctx) error {
+		err := c.Next()
+		seen = c.GetRespHeader("WWW-Authenticate")
+		seenRetry = c.GetRespHeader(fiber.HeaderCacheControl)
+		if c.Query("override") != "" {
+			c.Set("WWW-Authenticate", `Bearer realm="host"`)
+		}
+		return err
+	})
+	if err := inventoryfiber.Register(app.Group("/v1"), newAPI(t)); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := app.Test(httptest.NewRequest(http.MethodGet, "/v1/inventory", nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `Bearer realm="inventory"`; seen != want || seenRetry != "no-store" {
+		t.Errorf("middleware read WWW-Authenticate %q and Cache-Control %q after c.Next(); want %q and no-store", seen, seenRetry, want)
+	}
+	if got := resp.Header.Values("WWW-Authenticate"); len(got) != 1 || got[0] != `Bearer realm="inventory"` {
+		t.Errorf("client got WWW-Authenticate %q; want the API's one", got)
+	}
+
+	resp, err = app.Test(httptest.NewRequest(http.MethodGet, "/v1/inventory?override=1", nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := resp.Header.Values("WWW-Authenticate"); len(got) != 1 || got[0] != `Bearer realm="host"` {
+		t.Errorf("after the middleware set WWW-Authenticate the client got %q; want only the middleware's value", got)
+	}
+}
