@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/petinventory/petinventory/inventory/internal/wire"
 )
 
 // Route names one of the two routes of the API. Adapters know which route
@@ -47,44 +49,11 @@ func (r Route) String() string {
 	return "Route(" + strconv.Itoa(int(r)) + ")"
 }
 
-// Request is what an adapter copies out of its framework's request. Its
-// strings and body need stay valid only until Serve returns: Serve copies
-// whatever it keeps or hands to user code (an Authenticator), so an adapter
-// may pass memory its framework reuses (fasthttp's).
-type Request struct {
-	Method        string
-	Route         Route
-	PetID         string // the raw {petId} path segment, for RouteItem
-	Authorization string // the Authorization header value
-	ContentType   string // the Content-Type header value
-	// ContentLength is the declared length of a streamed body, -1 when
-	// unknown (chunked); a larger one than the limit is refused before
-	// anything is read. Ignored for a body from BodyBytes.
-	ContentLength int64
-	// Body is read only for an update, at most to the body limit + 1
-	// byte. The zero Body is an empty body.
-	Body Body
-}
-
-// Body is a request body as the adapter has it: still to be read
-// (BodyReader) or already in memory (BodyBytes). The zero Body is empty.
-type Body struct {
-	r io.Reader
-	b []byte
-}
-
-// BodyReader is a body still to be read from r (net/http's, or a streamed
-// fasthttp body). A nil r is an empty body.
-func BodyReader(r io.Reader) Body { return Body{r: r} }
-
-// BodyBytes is a body already in memory (as fasthttp buffers it); it is
-// used in place, not copied.
-func BodyBytes(b []byte) Body { return Body{b: b} }
-
 // API serves the inventory routes. It is safe for concurrent use. Build it
-// with New, then mount it: as an http.Handler, with ServeRoute for routers
-// built on net/http (Gin, chi, echo), or with Serve for any other framework
-// (Fiber). Every rule of the contract is applied here, once.
+// with New, then mount it: as an http.Handler, on a ServeMux with Register,
+// with ServeRoute for routers built on net/http (Gin, chi, echo), or through
+// package inventory/adapter for any other framework (Fiber). Every rule of
+// the contract is applied here, once.
 type API struct {
 	svc          *Service
 	auth         Authenticator
@@ -137,13 +106,14 @@ func New(store Store, opts ...Option) (*API, error) {
 // administration with the same rules.
 func (a *API) Service() *Service { return a.svc }
 
-// Serve answers one request: the entry point for adapters of frameworks
-// not built on net/http. It never panics: a panic below it (in a store,
-// say) is logged with its stack and answered 500 internal.
-//
-// The checks run in the contract's order: route (method), authentication,
-// petId, media type, body size, body, then the store.
-func (a *API) Serve(ctx context.Context, req Request) Response {
+func init() {
+	wire.Serve = func(api any, ctx context.Context, req *wire.Request) wire.Response {
+		return api.(*API).serveObserved(ctx, req)
+	}
+}
+
+// serveObserved answers one request and tells the observer, if any.
+func (a *API) serveObserved(ctx context.Context, req *wire.Request) wire.Response {
 	if a.obs == nil {
 		return a.serve(ctx, req)
 	}
@@ -153,7 +123,12 @@ func (a *API) Serve(ctx context.Context, req Request) Response {
 	return resp
 }
 
-func (a *API) serve(ctx context.Context, req Request) (resp Response) {
+// serve answers one request. It never panics: a panic below it (in a
+// store, say) is logged with its stack and answered 500 internal.
+//
+// The checks run in the contract's order: route (method), authentication,
+// petId, media type, body size, body, then the store.
+func (a *API) serve(ctx context.Context, req *wire.Request) (resp wire.Response) {
 	defer func() {
 		if v := recover(); v != nil {
 			a.log.ErrorContext(ctx, "inventory: panic while serving a request",
@@ -161,19 +136,20 @@ func (a *API) serve(ctx context.Context, req Request) (resp Response) {
 			resp = errorResponse(ErrInternal)
 		}
 	}()
-	if req.Route != RouteList && req.Route != RouteItem {
+	route := Route(req.Route)
+	if route != RouteList && route != RouteItem {
 		// An adapter bug, not a client error.
 		panic(fmt.Sprintf("inventory: Serve: unknown route %d", req.Route))
 	}
-	if req.Method != req.Route.Method() {
-		resp = errorResponse(newError(CodeMethodNotAllowed, "method %s is not allowed here; this path allows %s", methodForMessage(req.Method), req.Route.Method()))
-		resp.allow = req.Route.Method()
+	if req.Method != route.Method() {
+		resp = errorResponse(newError(CodeMethodNotAllowed, "method %s is not allowed here; this path allows %s", methodForMessage(req.Method), route.Method()))
+		resp.Allow = route.Method()
 		return resp
 	}
 	if r, ok := a.authenticate(ctx, req.Authorization); !ok {
 		return r
 	}
-	if req.Route == RouteList {
+	if route == RouteList {
 		return a.list(ctx)
 	}
 	return a.update(ctx, req)
@@ -186,7 +162,7 @@ func methodForMessage(m string) string {
 	return m
 }
 
-func (a *API) authenticate(ctx context.Context, header string) (Response, bool) {
+func (a *API) authenticate(ctx context.Context, header string) (wire.Response, bool) {
 	key, sent, msg := bearerKey(header)
 	if msg == "" {
 		if _, builtin := a.auth.(*keySet); !builtin {
@@ -196,7 +172,7 @@ func (a *API) authenticate(ctx context.Context, header string) (Response, bool) 
 		}
 		err := a.auth.Authenticate(ctx, key)
 		if err == nil {
-			return Response{}, true
+			return wire.Response{}, true
 		}
 		if !errors.Is(err, ErrUnauthorized) {
 			if e, _ := asError(err); e.Code != CodeUnavailable {
@@ -210,14 +186,14 @@ func (a *API) authenticate(ctx context.Context, header string) (Response, bool) 
 		msg = "the API key in the Authorization header is not valid"
 	}
 	r := errorResponse(newError(CodeUnauthorized, "%s", msg))
-	r.wwwAuthenticate = challengeNoCredentials
+	r.WWWAuthenticate = challengeNoCredentials
 	if sent {
-		r.wwwAuthenticate = challengeInvalidToken
+		r.WWWAuthenticate = challengeInvalidToken
 	}
 	return r, false
 }
 
-func (a *API) list(ctx context.Context) Response {
+func (a *API) list(ctx context.Context) wire.Response {
 	cached := a.listCache.Load()
 	var since uint64
 	if cached != nil {
@@ -229,9 +205,9 @@ func (a *API) list(ctx context.Context) Response {
 	}
 	if version == 0 {
 		// A store without versions: encode every time.
-		buf := getBuf()
-		r := Response{Status: http.StatusOK}
-		r.setBody(buf, appendList(*buf, items))
+		buf := wire.GetBuf()
+		r := wire.Response{Status: http.StatusOK}
+		r.SetBody(buf, appendList(*buf, items))
 		return r
 	}
 	if changed || cached == nil {
@@ -242,7 +218,7 @@ func (a *API) list(ctx context.Context) Response {
 		// The cache is never served for a version the store does not hold.
 		a.listCache.Store(cached)
 	}
-	return Response{Status: http.StatusOK, Body: cached.body, contentLength: cached.contentLength}
+	return wire.Response{Status: http.StatusOK, Body: cached.body, ContentLength: cached.contentLength}
 }
 
 // listSince is the store call of a list, under the store deadline and
@@ -292,7 +268,7 @@ func appendList(b []byte, items []Item) []byte {
 	return append(b, ']')
 }
 
-func (a *API) update(ctx context.Context, req Request) Response {
+func (a *API) update(ctx context.Context, req *wire.Request) wire.Response {
 	petID, err := parsePetID(req.PetID)
 	if err != nil {
 		return errorResponse(err)
@@ -300,8 +276,8 @@ func (a *API) update(ctx context.Context, req Request) Response {
 	if err := checkMediaType(req.ContentType); err != nil {
 		return errorResponse(err)
 	}
-	buf := getBuf()
-	defer func() { bufPool.Put(buf) }()
+	buf := wire.GetBuf()
+	defer func() { wire.PutBuf(buf) }()
 	body, err := a.readBody(req, buf)
 	if err != nil {
 		return errorResponse(err)
@@ -318,24 +294,24 @@ func (a *API) update(ctx context.Context, req Request) Response {
 		}
 		return a.fail(ctx, "update", serr)
 	}
-	out := getBuf()
-	r := Response{Status: http.StatusOK}
-	r.setBody(out, item.appendJSON((*out)[:0]))
+	out := wire.GetBuf()
+	r := wire.Response{Status: http.StatusOK}
+	r.SetBody(out, item.appendJSON((*out)[:0]))
 	return r
 }
 
 // readBody reads the body into buf, failing with 413 as soon as it is known
 // to be larger than the limit: from Content-Length before reading anything,
 // or after reading one byte past the limit.
-func (a *API) readBody(req Request, buf *[]byte) ([]byte, *Error) {
+func (a *API) readBody(req *wire.Request, buf *[]byte) ([]byte, *Error) {
 	tooLarge := func() *Error {
 		return newError(CodePayloadTooLarge, "the request body is larger than the limit of %d bytes", a.maxBody)
 	}
-	if req.Body.r == nil {
-		if int64(len(req.Body.b)) > a.maxBody {
+	if req.BodyReader == nil {
+		if int64(len(req.BodyBytes)) > a.maxBody {
 			return nil, tooLarge()
 		}
-		return req.Body.b, nil
+		return req.BodyBytes, nil
 	}
 	if req.ContentLength > a.maxBody {
 		return nil, tooLarge()
@@ -350,7 +326,7 @@ func (a *API) readBody(req Request, buf *[]byte) ([]byte, *Error) {
 			copy(nb, b)
 			b = nb
 		}
-		n, err := req.Body.r.Read(b[len(b):min(cap(b), limit)])
+		n, err := req.BodyReader.Read(b[len(b):min(cap(b), limit)])
 		b = b[:len(b)+n]
 		if int64(len(b)) > a.maxBody {
 			return nil, tooLarge()
@@ -366,7 +342,7 @@ func (a *API) readBody(req Request, buf *[]byte) ([]byte, *Error) {
 			return nil, newError(CodeInvalidJSON, "the request body could not be read completely: %v", err)
 		}
 	}
-	if cap(b) <= maxPooledBuf {
+	if cap(b) <= wire.MaxPooledBuf {
 		*buf = b
 	}
 	return b, nil
@@ -429,7 +405,7 @@ func (a *API) storeContext(ctx context.Context) (context.Context, context.Cancel
 // fail turns a store or authenticator error into its response, logging
 // what a person should look at: unexpected errors with detail, outages as
 // warnings.
-func (a *API) fail(ctx context.Context, op string, err error) Response {
+func (a *API) fail(ctx context.Context, op string, err error) wire.Response {
 	e, unexpected := asError(err)
 	switch {
 	case !unexpected && errors.Is(ctx.Err(), context.Canceled):

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/petinventory/petinventory/inventory"
+	"github.com/petinventory/petinventory/inventory/adapter"
 	memstore "github.com/petinventory/petinventory/storage/memory"
 )
 
@@ -104,7 +105,7 @@ func newAPI(t *testing.T, store inventory.Store, opts ...inventory.Option) *inve
 
 // serve runs one request through API.Serve and returns the status, the
 // headers and the body.
-func serve(api *inventory.API, req inventory.Request) (int, map[string]string, string) {
+func serve(api *inventory.API, req adapter.Request) (int, map[string]string, string) {
 	if req.Authorization == "" {
 		req.Authorization = "Bearer " + testKey
 	}
@@ -114,15 +115,15 @@ func serve(api *inventory.API, req inventory.Request) (int, map[string]string, s
 	if req.ContentLength == 0 {
 		req.ContentLength = -1 // unknown, as a chunked body's
 	}
-	resp := api.Serve(context.Background(), req)
+	resp := adapter.Serve(context.Background(), api, req)
 	defer resp.Release()
 	h := map[string]string{}
 	resp.VisitHeaders(func(name, value string) { h[http.CanonicalHeaderKey(name)] = value })
 	return resp.Status, h, string(resp.Body)
 }
 
-func patch(petID, body string) inventory.Request {
-	return inventory.Request{Method: http.MethodPatch, Route: inventory.RouteItem, PetID: petID, Body: inventory.BodyReader(strings.NewReader(body))}
+func patch(petID, body string) adapter.Request {
+	return adapter.Request{Method: http.MethodPatch, Route: inventory.RouteItem, PetID: petID, Body: adapter.BodyReader(strings.NewReader(body))}
 }
 
 func errorBody(code inventory.Code, status int, message string) string {
@@ -174,17 +175,17 @@ func TestCheckOrder(t *testing.T) {
 	big := strings.Repeat(" ", 100)
 	cases := []struct {
 		name string
-		req  inventory.Request
+		req  adapter.Request
 		code inventory.Code
 	}{
-		{"method before auth", inventory.Request{Method: http.MethodGet, Route: inventory.RouteItem, PetID: "x", Authorization: "-"}, inventory.CodeMethodNotAllowed},
-		{"auth before petId and body", inventory.Request{Method: http.MethodPatch, Route: inventory.RouteItem, PetID: "x", ContentType: "text/plain", Body: inventory.BodyReader(strings.NewReader("{")), Authorization: "-"}, inventory.CodeUnauthorized},
-		{"petId before media type", inventory.Request{Method: http.MethodPatch, Route: inventory.RouteItem, PetID: "x", ContentType: "text/plain", Body: inventory.BodyReader(strings.NewReader(big))}, inventory.CodeInvalidPetID},
-		{"media type before size", inventory.Request{Method: http.MethodPatch, Route: inventory.RouteItem, PetID: "99", ContentType: "text/plain", ContentLength: 100, Body: inventory.BodyReader(strings.NewReader(big))}, inventory.CodeUnsupportedMediaType},
-		{"media type with an empty body", inventory.Request{Method: http.MethodPatch, Route: inventory.RouteItem, PetID: "99", ContentType: "text/plain"}, inventory.CodeUnsupportedMediaType},
-		{"size before body", inventory.Request{Method: http.MethodPatch, Route: inventory.RouteItem, PetID: "99", ContentLength: 100, Body: inventory.BodyReader(strings.NewReader(big))}, inventory.CodePayloadTooLarge},
+		{"method before auth", adapter.Request{Method: http.MethodGet, Route: inventory.RouteItem, PetID: "x", Authorization: "-"}, inventory.CodeMethodNotAllowed},
+		{"auth before petId and body", adapter.Request{Method: http.MethodPatch, Route: inventory.RouteItem, PetID: "x", ContentType: "text/plain", Body: adapter.BodyReader(strings.NewReader("{")), Authorization: "-"}, inventory.CodeUnauthorized},
+		{"petId before media type", adapter.Request{Method: http.MethodPatch, Route: inventory.RouteItem, PetID: "x", ContentType: "text/plain", Body: adapter.BodyReader(strings.NewReader(big))}, inventory.CodeInvalidPetID},
+		{"media type before size", adapter.Request{Method: http.MethodPatch, Route: inventory.RouteItem, PetID: "99", ContentType: "text/plain", ContentLength: 100, Body: adapter.BodyReader(strings.NewReader(big))}, inventory.CodeUnsupportedMediaType},
+		{"media type with an empty body", adapter.Request{Method: http.MethodPatch, Route: inventory.RouteItem, PetID: "99", ContentType: "text/plain"}, inventory.CodeUnsupportedMediaType},
+		{"size before body", adapter.Request{Method: http.MethodPatch, Route: inventory.RouteItem, PetID: "99", ContentLength: 100, Body: adapter.BodyReader(strings.NewReader(big))}, inventory.CodePayloadTooLarge},
 		{"body before store", patch("99", `{"quantity":-1}`), inventory.CodeInvalidField},
-		{"empty body", inventory.Request{Method: http.MethodPatch, Route: inventory.RouteItem, PetID: "1"}, inventory.CodeInvalidJSON},
+		{"empty body", adapter.Request{Method: http.MethodPatch, Route: inventory.RouteItem, PetID: "1"}, inventory.CodeInvalidJSON},
 		{"store", patch("99", `{"quantity":1}`), inventory.CodeNotFound},
 	}
 	for _, c := range cases {
@@ -204,32 +205,32 @@ func TestServeSuccessAndErrorBodies(t *testing.T) {
 	if len(h) != 3 || h["Content-Type"] != "application/json" || h["Cache-Control"] != "no-store" || h["X-Content-Type-Options"] != "nosniff" {
 		t.Errorf("update headers: %v", h)
 	}
-	status, _, body = serve(api, inventory.Request{Method: http.MethodGet, Route: inventory.RouteList})
+	status, _, body = serve(api, adapter.Request{Method: http.MethodGet, Route: inventory.RouteList})
 	if status != 200 || body != `[{"petId":1,"quantity":9,"status":"available"},{"petId":2,"quantity":0,"status":"sold"}]` {
 		t.Errorf("list: %d %s", status, body)
 	}
 	cases := []struct {
-		req     inventory.Request
+		req     adapter.Request
 		status  int
 		headers map[string]string
 		body    string
 	}{
-		{inventory.Request{Method: http.MethodGet, Route: inventory.RouteList, Authorization: "-"}, 401,
+		{adapter.Request{Method: http.MethodGet, Route: inventory.RouteList, Authorization: "-"}, 401,
 			map[string]string{"Www-Authenticate": `Bearer realm="inventory"`},
 			errorBody("unauthorized", 401, "missing Authorization header; send 'Authorization: Bearer <API key>'")},
-		{inventory.Request{Method: http.MethodGet, Route: inventory.RouteList, Authorization: "Bearer wrong"}, 401,
+		{adapter.Request{Method: http.MethodGet, Route: inventory.RouteList, Authorization: "Bearer wrong"}, 401,
 			map[string]string{"Www-Authenticate": `Bearer realm="inventory", error="invalid_token"`},
 			errorBody("unauthorized", 401, "the API key in the Authorization header is not valid")},
-		{inventory.Request{Method: http.MethodGet, Route: inventory.RouteList, Authorization: "Bearer"}, 401,
+		{adapter.Request{Method: http.MethodGet, Route: inventory.RouteList, Authorization: "Bearer"}, 401,
 			map[string]string{"Www-Authenticate": `Bearer realm="inventory", error="invalid_token"`},
 			errorBody("unauthorized", 401, "the Authorization header has the Bearer scheme but no key")},
-		{inventory.Request{Method: http.MethodGet, Route: inventory.RouteList, Authorization: testKey}, 401,
+		{adapter.Request{Method: http.MethodGet, Route: inventory.RouteList, Authorization: testKey}, 401,
 			map[string]string{"Www-Authenticate": `Bearer realm="inventory"`},
 			errorBody("unauthorized", 401, "the Authorization header does not use the Bearer scheme; send 'Authorization: Bearer <API key>'")},
-		{inventory.Request{Method: http.MethodDelete, Route: inventory.RouteList}, 405,
+		{adapter.Request{Method: http.MethodDelete, Route: inventory.RouteList}, 405,
 			map[string]string{"Allow": "GET"},
 			errorBody("method_not_allowed", 405, "method DELETE is not allowed here; this path allows GET")},
-		{inventory.Request{Method: strings.Repeat("X", 100), Route: inventory.RouteItem}, 405,
+		{adapter.Request{Method: strings.Repeat("X", 100), Route: inventory.RouteItem}, 405,
 			map[string]string{"Allow": "PATCH"},
 			errorBody("method_not_allowed", 405, "method "+strings.Repeat("X", 32)+"… is not allowed here; this path allows PATCH")},
 		{patch("77", `{"quantity":1}`), 404, nil, errorBody("not_found", 404, "no inventory entry exists for pet 77")},
@@ -283,7 +284,7 @@ func TestCustomAuthenticator(t *testing.T) {
 	}
 	for _, c := range cases {
 		result, seen = c.result, nil
-		status, h, body := serve(api, inventory.Request{Method: http.MethodGet, Route: inventory.RouteList, Authorization: "bearer   the-key"})
+		status, h, body := serve(api, adapter.Request{Method: http.MethodGet, Route: inventory.RouteList, Authorization: "bearer   the-key"})
 		if status != c.status || (c.code != "" && !strings.Contains(body, `"code":"`+string(c.code)+`"`)) {
 			t.Errorf("%s: %d %s; want %d %s", c.name, status, body, c.status, c.code)
 		}
@@ -309,7 +310,7 @@ func TestCustomAuthenticator(t *testing.T) {
 	}
 	// No key sent: the authenticator is not asked.
 	result, seen = nil, nil
-	if status, _, _ := serve(api, inventory.Request{Method: http.MethodGet, Route: inventory.RouteList, Authorization: "Basic eA=="}); status != 401 || seen != nil {
+	if status, _, _ := serve(api, adapter.Request{Method: http.MethodGet, Route: inventory.RouteList, Authorization: "Basic eA=="}); status != 401 || seen != nil {
 		t.Errorf("Basic credentials: %d, authenticator saw %q", status, seen)
 	}
 }
@@ -340,7 +341,7 @@ func TestStoreFaults(t *testing.T) {
 		}, 500, errorBody("internal", 500, "internal error; the server logged the details"), "faultStore"},
 	}
 	for _, c := range cases {
-		for _, req := range []inventory.Request{
+		for _, req := range []adapter.Request{
 			{Method: http.MethodGet, Route: inventory.RouteList},
 			patch("1", `{"quantity":5}`),
 		} {
@@ -372,7 +373,7 @@ func TestStoreFaults(t *testing.T) {
 func TestAdapterBugIsInternal(t *testing.T) {
 	var logs logBuffer
 	api := newAPI(t, newStore(t), inventory.WithLogger(logs.logger()))
-	status, _, body := serve(api, inventory.Request{Method: http.MethodGet, Route: inventory.Route(9)})
+	status, _, body := serve(api, adapter.Request{Method: http.MethodGet, Route: inventory.Route(9)})
 	if status != 500 || body != errorBody("internal", 500, "internal error; the server logged the details") {
 		t.Errorf("unknown route: %d %s", status, body)
 	}
@@ -481,19 +482,19 @@ func TestBodyLimit(t *testing.T) {
 		tooLarge := errorBody("payload_too_large", 413, fmt.Sprintf("the request body is larger than the limit of %d bytes", limit))
 
 		// Content-Length over the limit: 413 without reading.
-		status, _, body := serve(api, inventory.Request{Method: http.MethodPatch, Route: inventory.RouteItem, PetID: "1", ContentLength: limit + 1, Body: inventory.BodyReader(failIfRead{t})})
+		status, _, body := serve(api, adapter.Request{Method: http.MethodPatch, Route: inventory.RouteItem, PetID: "1", ContentLength: limit + 1, Body: adapter.BodyReader(failIfRead{t})})
 		if status != 413 || body != tooLarge {
 			t.Errorf("limit %d, Content-Length over it: %d %s", limit, status, body)
 		}
 		// Unknown length (chunked): 413 after at most limit+1 bytes.
 		r := &countingReader{}
-		status, _, body = serve(api, inventory.Request{Method: http.MethodPatch, Route: inventory.RouteItem, PetID: "1", ContentLength: -1, Body: inventory.BodyReader(r)})
+		status, _, body = serve(api, adapter.Request{Method: http.MethodPatch, Route: inventory.RouteItem, PetID: "1", ContentLength: -1, Body: adapter.BodyReader(r)})
 		if status != 413 || body != tooLarge || int64(r.n) > limit+1 {
 			t.Errorf("limit %d, endless chunked body: %d %s after reading %d bytes", limit, status, body, r.n)
 		}
 		// A Content-Length that lies low changes nothing.
 		r = &countingReader{}
-		status, _, _ = serve(api, inventory.Request{Method: http.MethodPatch, Route: inventory.RouteItem, PetID: "1", ContentLength: 20, Body: inventory.BodyReader(r)})
+		status, _, _ = serve(api, adapter.Request{Method: http.MethodPatch, Route: inventory.RouteItem, PetID: "1", ContentLength: 20, Body: adapter.BodyReader(r)})
 		if status != 413 || int64(r.n) > limit+1 {
 			t.Errorf("limit %d, short Content-Length: %d after reading %d bytes", limit, status, r.n)
 		}
@@ -507,12 +508,12 @@ func TestBodyLimit(t *testing.T) {
 			"half":     func() io.Reader { return iotest.HalfReader(strings.NewReader(atLimit)) },
 		} {
 			for _, cl := range []int64{limit, -1} {
-				status, _, body := serve(api, inventory.Request{Method: http.MethodPatch, Route: inventory.RouteItem, PetID: "1", ContentLength: cl, Body: inventory.BodyReader(rd())})
+				status, _, body := serve(api, adapter.Request{Method: http.MethodPatch, Route: inventory.RouteItem, PetID: "1", ContentLength: cl, Body: adapter.BodyReader(rd())})
 				if status != 200 || body != `{"petId":1,"quantity":2,"status":"available"}` {
 					t.Errorf("limit %d, body at the limit (%s, length %d): %d %s", limit, name, cl, status, body)
 				}
 			}
-			status, _, _ := serve(api, inventory.Request{Method: http.MethodPatch, Route: inventory.RouteItem, PetID: "1", ContentLength: -1, Body: inventory.BodyReader(io.MultiReader(rd(), strings.NewReader(" ")))})
+			status, _, _ := serve(api, adapter.Request{Method: http.MethodPatch, Route: inventory.RouteItem, PetID: "1", ContentLength: -1, Body: adapter.BodyReader(io.MultiReader(rd(), strings.NewReader(" ")))})
 			if status != 413 {
 				t.Errorf("limit %d, one byte over (%s): %d", limit, name, status)
 			}
@@ -528,23 +529,23 @@ func TestBodyReadErrors(t *testing.T) {
 	}
 	// A reader that fails part-way: the body is not whole, so not JSON.
 	broken := io.MultiReader(strings.NewReader(`{"quan`), iotest.ErrReader(errors.New("connection reset by peer")))
-	status, _, body = serve(api, inventory.Request{Method: http.MethodPatch, Route: inventory.RouteItem, PetID: "1", Body: inventory.BodyReader(broken)})
+	status, _, body = serve(api, adapter.Request{Method: http.MethodPatch, Route: inventory.RouteItem, PetID: "1", Body: adapter.BodyReader(broken)})
 	if status != 400 || body != errorBody("invalid_json", 400, "the request body could not be read completely: connection reset by peer") {
 		t.Errorf("broken body: %d %s", status, body)
 	}
 	// Even when the part read is a complete object.
 	broken = io.MultiReader(strings.NewReader(`{"quantity":8}`), iotest.ErrReader(iotest.ErrTimeout))
-	if status, _, _ := serve(api, inventory.Request{Method: http.MethodPatch, Route: inventory.RouteItem, PetID: "1", Body: inventory.BodyReader(broken)}); status != 400 {
+	if status, _, _ := serve(api, adapter.Request{Method: http.MethodPatch, Route: inventory.RouteItem, PetID: "1", Body: adapter.BodyReader(broken)}); status != 400 {
 		t.Errorf("a complete object followed by a read error: %d; want 400", status)
 	}
 	// A host's http.MaxBytesReader with a smaller limit is a 413 too.
 	limited := http.MaxBytesReader(httptest.NewRecorder(), io.NopCloser(strings.NewReader(`{"quantity":1}`+strings.Repeat(" ", 100))), 20)
-	status, _, body = serve(api, inventory.Request{Method: http.MethodPatch, Route: inventory.RouteItem, PetID: "1", Body: inventory.BodyReader(limited)})
+	status, _, body = serve(api, adapter.Request{Method: http.MethodPatch, Route: inventory.RouteItem, PetID: "1", Body: adapter.BodyReader(limited)})
 	if status != 413 || !strings.Contains(body, `"code":"payload_too_large"`) {
 		t.Errorf("MaxBytesReader: %d %s", status, body)
 	}
 	// Nothing was written by any of these.
-	_, _, list := serve(api, inventory.Request{Method: http.MethodGet, Route: inventory.RouteList})
+	_, _, list := serve(api, adapter.Request{Method: http.MethodGet, Route: inventory.RouteList})
 	if !strings.HasPrefix(list, `[{"petId":1,"quantity":3,`) {
 		t.Errorf("a failed update wrote: %s", list)
 	}
@@ -656,7 +657,7 @@ func TestHugeBodyLimit(t *testing.T) {
 	for _, limit := range []int64{math.MaxInt64, math.MaxInt64 - 1, math.MaxInt32, 1 << 40} {
 		api := newAPI(t, newStore(t), inventory.WithMaxBodyBytes(limit))
 		for _, cl := range []int64{-1, 15} {
-			status, _, body := serve(api, inventory.Request{Method: http.MethodPatch, Route: inventory.RouteItem, PetID: "1", ContentLength: cl, Body: inventory.BodyReader(strings.NewReader(`{"quantity":12}`))})
+			status, _, body := serve(api, adapter.Request{Method: http.MethodPatch, Route: inventory.RouteItem, PetID: "1", ContentLength: cl, Body: adapter.BodyReader(strings.NewReader(`{"quantity":12}`))})
 			if status != 200 {
 				t.Errorf("WithMaxBodyBytes(%d), Content-Length %d: %d %s", limit, cl, status, body)
 			}
@@ -678,7 +679,7 @@ func TestPanickingAuthenticator(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req := inventory.Request{Method: http.MethodGet, Route: inventory.RouteList, Authorization: "Bearer k"}
+	req := adapter.Request{Method: http.MethodGet, Route: inventory.RouteList, Authorization: "Bearer k"}
 	if status, _, body := serve(api, req); status != 500 || body != errorBody("internal", 500, "internal error; the server logged the details") {
 		t.Errorf("panicking authenticator: %d %s", status, body)
 	}

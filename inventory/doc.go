@@ -5,24 +5,50 @@
 // Every rule of the HTTP contract (docs/CONTRACT.md in the repository) is
 // implemented here, once: the check order (route, authentication, petId,
 // media type, body size, body, store), the strict JSON body parser, the
-// error codes and the response headers. Framework adapters (inventorygin,
-// inventoryfiber) only copy requests in and responses out, so the API
-// behaves the same on every framework.
+// error codes and the response headers. Framework adapters only copy
+// requests in and responses out, so the API behaves the same on every
+// framework.
 //
-// The pieces:
+// # For applications
 //
-//   - Item and Status: an inventory entry, as the spec's InventoryItem.
-//   - Store: where entries live (memstore, redisstore, or yours); its doc
-//     says what each method must return. Service holds the business rules
-//     over a Store.
-//   - Error, Code and the sentinels ErrNotFound, ErrUnavailable,
-//     ErrUnauthorized, ErrInternal: the one error type, matched with
-//     errors.Is.
-//   - API, built by New with options (WithAPIKeys or WithAuthenticator,
-//     WithMaxBodyBytes, WithStoreTimeout, WithLogger): an http.Handler, a
-//     ServeMux mount (Register), a route-level entry for net/http routers
-//     (ServeRoute), and a framework-neutral one (Serve) for the rest.
+// Build an API over a Store with New and options (WithAPIKeys or
+// WithAuthenticator, WithMaxBodyBytes, WithStoreTimeout, WithLogger,
+// WithObserver), then mount it:
+//
+//   - net/http: the API is an http.Handler; API.Register mounts it on a
+//     ServeMux; API.ServeRoute serves a route another router matched
+//     (chi, echo).
+//   - Gin: package inventorygin (module transport/gin).
+//   - Fiber: package inventoryfiber (module transport/fiber).
 //
 // New refuses to build an API without keys: the inventory is never served
-// open by mistake.
+// open by mistake. Stores: storage/memory (memstore) and storage/redis
+// (redisstore). Seed and administer a store through its Service
+// (API.Service, NewService), which checks what is written as the API
+// does.
+//
+// Errors are *Error values with a Code; the HTTP status follows from the
+// code. Match them with errors.Is against ErrNotFound, ErrUnavailable,
+// ErrUnauthorized and ErrInternal.
+//
+// # For store authors
+//
+// Implement Store (and, optionally, VersionedLister for a cached list and
+// Seeder for atomic seeding); each method's doc says what it must return.
+// Translate your own transport errors with Unavailable(cause). Package
+// inventory/storetest checks an implementation against the contract.
+//
+// # For adapter authors
+//
+// Frameworks not built on net/http serve the API through package
+// inventory/adapter.
+//
+// # Observing
+//
+// WithObserver sets an Observer told about every request (route, method,
+// status, error code, duration) and every store call (operation, outcome,
+// duration). It is an option of New, not a Store wrapper, because only the
+// API knows a request's route, status and code, and the outcome it
+// answered a store error with; a Store wrapper may still add its own.
+// Module instrumentation/otel provides an Observer for OpenTelemetry.
 package inventory

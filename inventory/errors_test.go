@@ -1,6 +1,8 @@
 package inventory
 
 import (
+	"github.com/petinventory/petinventory/inventory/internal/wire"
+
 	"context"
 	"errors"
 	"fmt"
@@ -110,7 +112,7 @@ func TestAsError(t *testing.T) {
 			}
 			retryAfter := ""
 			r.VisitHeaders(func(name, value string) {
-				if name == headerRetryAfter {
+				if name == wire.HeaderRetryAfter {
 					retryAfter = value
 				}
 			})

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/petinventory/petinventory/inventory"
+	"github.com/petinventory/petinventory/inventory/adapter"
 	memstore "github.com/petinventory/petinventory/storage/memory"
 )
 
@@ -82,10 +83,10 @@ func FuzzBearer(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	serve := func(h string) (inventory.Response, keyRecord) {
+	serve := func(h string) (adapter.Response, keyRecord) {
 		var rec keyRecord
 		ctx := context.WithValue(context.Background(), seenKey{}, &rec)
-		return api.Serve(ctx, inventory.Request{Method: http.MethodGet, Route: inventory.RouteList, Authorization: h}), rec
+		return adapter.Serve(ctx, api, adapter.Request{Method: http.MethodGet, Route: inventory.RouteList, Authorization: h}), rec
 	}
 	// The body each case must get, whatever the header spelled: a message
 	// that varies with the header could echo it.

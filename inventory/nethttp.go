@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+
+	"github.com/petinventory/petinventory/inventory/internal/wire"
 )
 
 // ServeHTTP makes the API an http.Handler for paths relative to where it is
@@ -68,9 +70,9 @@ func (a *API) Register(mux *http.ServeMux, prefix string) (err error) {
 // matched the route itself and extracted petId (Gin, chi, echo, gorilla).
 // For Gin, see package inventorygin.
 func (a *API) ServeRoute(w http.ResponseWriter, r *http.Request, route Route, petID string) {
-	req := Request{
+	req := wire.Request{
 		Method:        r.Method,
-		Route:         route,
+		Route:         int(route),
 		PetID:         petID,
 		Authorization: r.Header.Get("Authorization"),
 	}
@@ -78,27 +80,27 @@ func (a *API) ServeRoute(w http.ResponseWriter, r *http.Request, route Route, pe
 		req.ContentType = r.Header.Get("Content-Type")
 		req.ContentLength = r.ContentLength
 		if r.Body != http.NoBody {
-			req.Body = BodyReader(r.Body)
+			req.BodyReader = r.Body
 		}
 	}
-	resp := a.Serve(r.Context(), req)
+	resp := a.serveObserved(r.Context(), &req)
 	writeResponse(w, &resp)
 }
 
 // writeResponse copies resp to w, then releases it.
-func writeResponse(w http.ResponseWriter, resp *Response) {
+func writeResponse(w http.ResponseWriter, resp *wire.Response) {
 	h := w.Header()
-	for _, fh := range fixedHeaders {
-		h[fh.name] = fh.values
+	for _, fh := range wire.FixedHeaders {
+		h[fh.Name] = fh.Values // shared, never written into
 	}
-	if resp.contentLength != nil {
-		h["Content-Length"] = resp.contentLength // the cached list's, shared like the values above
+	if resp.ContentLength != nil {
+		h["Content-Length"] = resp.ContentLength // the cached list's, shared likewise
 	} else {
 		h["Content-Length"] = []string{strconv.Itoa(len(resp.Body))}
 	}
-	var own [3]header
-	for _, hd := range own[:resp.ownHeaders(own[:])] {
-		h[hd.name] = []string{hd.value}
+	var own [wire.MaxOwnHeaders]wire.Header
+	for _, hd := range own[:resp.OwnHeaders(&own)] {
+		h[hd.Name] = []string{hd.Value}
 	}
 	w.WriteHeader(resp.Status)
 	_, _ = w.Write(resp.Body) // a client gone away is nobody's error to report

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/petinventory/petinventory/inventory/internal/wire"
 )
 
 // Observer is told about every request the API answers and every store
@@ -13,11 +15,7 @@ import (
 // github.com/petinventory/petinventory/instrumentation/otel provides one
 // for OpenTelemetry.
 //
-// It is an option of New rather than a Store wrapper because only the API
-// knows a request's route, status and error code, and because the API's
-// view of a store call (one list, one update, with the outcome it answered
-// with) is the one an operator alerts on. A Store wrapper can still add its
-// own observations: the store's calls get the request's context.
+// (Why an option and not a Store wrapper: see the package doc.)
 //
 // The API calls the methods synchronously, after the work they describe,
 // from the request's goroutine: they must be safe for concurrent use, and
@@ -39,7 +37,7 @@ type RequestObservation struct {
 	Method   string        // the request's method, as sent (it may be any token, on a 405)
 	Status   int           // the HTTP status answered
 	Code     Code          // the error code answered, "" for a 200
-	Start    time.Time     // when Serve began
+	Start    time.Time     // when serving began
 	Duration time.Duration // from Serve's start to the answer being ready (not written)
 }
 
@@ -92,13 +90,13 @@ func outcomeOf(err error) Outcome {
 	return OutcomeInternal
 }
 
-func (a *API) observeRequest(ctx context.Context, req Request, resp *Response, start time.Time) {
+func (a *API) observeRequest(ctx context.Context, req *wire.Request, resp *wire.Response, start time.Time) {
 	defer a.recoverObserver(ctx, "ObserveRequest")
 	a.obs.ObserveRequest(ctx, RequestObservation{
-		Route:    req.Route,
+		Route:    Route(req.Route),
 		Method:   req.Method,
 		Status:   resp.Status,
-		Code:     resp.code,
+		Code:     Code(resp.Code),
 		Start:    start,
 		Duration: time.Since(start),
 	})

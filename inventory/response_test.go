@@ -1,6 +1,8 @@
 package inventory
 
 import (
+	"github.com/petinventory/petinventory/inventory/internal/wire"
+
 	"encoding/json"
 	"math"
 	"math/rand/v2"
@@ -118,7 +120,7 @@ func TestItemAppendJSON(t *testing.T) {
 }
 
 func TestResponseHeaders(t *testing.T) {
-	get := func(r Response) map[string]string {
+	get := func(r wire.Response) map[string]string {
 		h := map[string]string{}
 		r.VisitHeaders(func(name, value string) {
 			if _, dup := h[name]; dup {
@@ -129,7 +131,7 @@ func TestResponseHeaders(t *testing.T) {
 		return h
 	}
 	common := map[string]string{"Content-Type": "application/json", "Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"}
-	ok := get(Response{Status: 200})
+	ok := get(wire.Response{Status: 200})
 	if len(ok) != 3 {
 		t.Errorf("a 200 has headers %v; want only %v", ok, common)
 	}

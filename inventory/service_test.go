@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/petinventory/petinventory/inventory"
+	"github.com/petinventory/petinventory/inventory/adapter"
 	memstore "github.com/petinventory/petinventory/storage/memory"
 )
 
@@ -103,7 +104,7 @@ func (nilListStore) List(context.Context) ([]inventory.Item, error) { return nil
 func TestEmptyListIsAnArray(t *testing.T) {
 	ms, _ := memstore.New()
 	api := newAPI(t, nilListStore{ms})
-	if status, _, body := serve(api, inventory.Request{Method: http.MethodGet, Route: inventory.RouteList}); status != 200 || body != "[]" {
+	if status, _, body := serve(api, adapter.Request{Method: http.MethodGet, Route: inventory.RouteList}); status != 200 || body != "[]" {
 		t.Errorf("empty list: %d %s; want 200 []", status, body)
 	}
 }

@@ -16,8 +16,11 @@ type Store struct {
 	items []inventory.Item // sorted by PetID
 	index map[int64]int    // PetID → position in items
 	// version counts writes, for ListSince: the API serves its cached
-	// encoding of the list while it is unchanged. Written under mu (after
-	// the write it counts), read without it.
+	// encoding of the list while it is unchanged. Bumped under mu, after
+	// the write it counts (every write method does so last), and read
+	// without it: a list that sees the old version while a write is in
+	// progress answers with the state before that write, which is not
+	// acknowledged yet.
 	version atomic.Uint64
 }
 
@@ -119,7 +122,6 @@ func (s *Store) Put(ctx context.Context, items ...inventory.Item) error {
 }
 
 func (s *Store) put(items []inventory.Item) {
-	s.version.Add(1)
 	added := false
 	for _, it := range items {
 		if i, ok := s.index[it.PetID]; ok {
@@ -134,6 +136,7 @@ func (s *Store) put(items []inventory.Item) {
 		sort.Slice(s.items, func(i, j int) bool { return s.items[i].PetID < s.items[j].PetID })
 		s.reindex()
 	}
+	s.version.Add(1)
 }
 
 func (s *Store) reindex() {

@@ -9,6 +9,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/utils"
 	"github.com/petinventory/petinventory/inventory"
+	"github.com/petinventory/petinventory/inventory/adapter"
 )
 
 // Register mounts the inventory routes on router, which may be the app or
@@ -57,7 +58,7 @@ func Register(router fiber.Router, api *inventory.API) (err error) {
 // passed as they are.
 func serve(c *fiber.Ctx, api *inventory.API, route inventory.Route, petID string) error {
 	var stream *eofReader
-	req := inventory.Request{
+	req := adapter.Request{
 		Method:        c.Method(),
 		Route:         route,
 		PetID:         petID,
@@ -69,17 +70,17 @@ func serve(c *fiber.Ctx, api *inventory.API, route inventory.Route, petID string
 		// fiber.Config.StreamRequestBody: the body is still on the wire,
 		// and the API reads no more of it than its limit + 1 byte.
 		stream = &eofReader{r: s}
-		req.Body = inventory.BodyReader(stream)
+		req.Body = adapter.BodyReader(stream)
 		req.ContentLength = max(int64(c.Request().Header.ContentLength()), -1)
 	} else {
 		// fasthttp has buffered the body (up to BodyLimit); raw, with no
 		// Content-Encoding decoding, as on net/http.
-		req.Body = inventory.BodyBytes(c.Request().Body())
+		req.Body = adapter.BodyBytes(c.Request().Body())
 	}
 	if route == inventory.RouteItem {
 		req.ContentType = utils.UnsafeString(c.Request().Header.ContentType()) // valid until Serve returns, as Request allows; no key lookup
 	}
-	resp := api.Serve(c.UserContext(), req)
+	resp := adapter.Serve(c.UserContext(), api, req)
 	if stream != nil && !stream.eof && req.ContentLength != 0 {
 		// The API refused the body without reading it all (413, 401, …).
 		// As net/http does, read what is left up to a bound, so that a

@@ -1,0 +1,89 @@
+package adapter_test
+
+import (
+	"context"
+	"net/http"
+	"net/textproto"
+	"strings"
+	"testing"
+
+	"github.com/petinventory/petinventory/inventory"
+	"github.com/petinventory/petinventory/inventory/adapter"
+	memstore "github.com/petinventory/petinventory/storage/memory"
+)
+
+func newAPI(t *testing.T) *inventory.API {
+	t.Helper()
+	store, err := memstore.New(inventory.Item{PetID: 1, Quantity: 2, Status: inventory.StatusSold})
+	if err != nil {
+		t.Fatal(err)
+	}
+	api, err := inventory.New(store, inventory.WithAPIKeys("k"), inventory.WithStoreTimeout(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return api
+}
+
+// Every header name comes in canonical form, each once, whatever the
+// answer: what lets net/http and fasthttp hosts find and replace them.
+func TestHeaderNamesAreCanonical(t *testing.T) {
+	api := newAPI(t)
+	for _, req := range []adapter.Request{
+		{Method: http.MethodGet, Route: inventory.RouteList, Authorization: "Bearer k"},
+		{Method: http.MethodGet, Route: inventory.RouteList},                                           // 401 with WWW-Authenticate
+		{Method: http.MethodDelete, Route: inventory.RouteItem, PetID: "1", Authorization: "Bearer k"}, // 405 with Allow
+	} {
+		resp := adapter.Serve(context.Background(), api, req)
+		seen := map[string]bool{}
+		resp.VisitHeaders(func(name, value string) {
+			if name != textproto.CanonicalMIMEHeaderKey(name) || seen[name] || value == "" {
+				t.Errorf("%s %v: header %q: %q (seen before: %v); want canonical names, each once, with a value", req.Method, req.Route, name, value, seen[name])
+			}
+			seen[name] = true
+		})
+		resp.Release()
+	}
+}
+
+// The two kinds of Body and the zero Body reach the parser alike, and a
+// body over the limit is refused without being read whole.
+func TestBodies(t *testing.T) {
+	api := newAPI(t)
+	for name, c := range map[string]struct {
+		body   adapter.Body
+		length int64
+		want   string
+	}{
+		"bytes":          {adapter.BodyBytes([]byte(`{"quantity":5}`)), 0, `"quantity":5`},
+		"reader":         {adapter.BodyReader(strings.NewReader(`{"quantity":6}`)), -1, `"quantity":6`},
+		"zero body":      {adapter.Body{}, 0, `"code":"invalid_json"`},
+		"nil reader":     {adapter.BodyReader(nil), 0, `"code":"invalid_json"`},
+		"empty bytes":    {adapter.BodyBytes(nil), 0, `"code":"invalid_json"`},
+		"declared large": {adapter.BodyReader(strings.NewReader(`{}`)), 1 << 30, `"code":"payload_too_large"`},
+		"bytes too long": {adapter.BodyBytes([]byte(`{"quantity":1}` + strings.Repeat(" ", 17<<10))), 0, `"code":"payload_too_large"`},
+	} {
+		resp := adapter.Serve(context.Background(), api, adapter.Request{
+			Method: http.MethodPatch, Route: inventory.RouteItem, PetID: "1", Authorization: "Bearer k",
+			ContentLength: c.length, Body: c.body,
+		})
+		if !strings.Contains(string(resp.Body), c.want) {
+			t.Errorf("%s: %d %s; want a body with %s", name, resp.Status, resp.Body, c.want)
+		}
+		resp.Release()
+		resp.Release() // a second Release does nothing
+	}
+}
+
+// A cached list body is stable (an adapter may hand it over without a
+// copy); an error body is pooled and not.
+func TestStable(t *testing.T) {
+	api := newAPI(t)
+	list := adapter.Serve(context.Background(), api, adapter.Request{Method: http.MethodGet, Route: inventory.RouteList, Authorization: "Bearer k"})
+	denied := adapter.Serve(context.Background(), api, adapter.Request{Method: http.MethodGet, Route: inventory.RouteList})
+	if !list.Stable() || denied.Stable() {
+		t.Errorf("Stable: list %v, 401 %v; want true, false", list.Stable(), denied.Stable())
+	}
+	list.Release()
+	denied.Release()
+}

@@ -1,0 +1,126 @@
+// Package wire holds the transport-neutral request and response that the
+// inventory package's HTTP layer works on, shared with package adapter,
+// which gives adapter authors their own documented copies. It is internal
+// so that the public surface stays inventory (applications) and
+// inventory/adapter (framework adapters).
+package wire
+
+import (
+	"context"
+	"io"
+	"sync"
+)
+
+// Request is adapter.Request, as the HTTP layer reads it.
+type Request struct {
+	Method        string
+	Route         int // inventory.Route
+	PetID         string
+	Authorization string
+	ContentType   string
+	ContentLength int64
+	BodyReader    io.Reader // a body still to be read, or nil
+	BodyBytes     []byte    // a body in memory, when BodyReader is nil
+}
+
+// Serve answers req on api (an *inventory.API). Package inventory sets it
+// at init; package adapter calls it.
+var Serve func(api any, ctx context.Context, req *Request) Response
+
+// Response is a complete answer: adapter.Response's state.
+type Response struct {
+	Status int
+	Body   []byte
+
+	Code            string // the error code of an error answer, for observers
+	Allow           string
+	WWWAuthenticate string
+	RetryAfter      string
+	Buf             *[]byte  // pooled buffer that backs Body, if any
+	ContentLength   []string // a cached body's Content-Length value, shared
+}
+
+// The response headers, defined once. Names are in canonical form
+// (textproto.CanonicalMIMEHeaderKey): the key net/http's Header map uses
+// and the spelling fasthttp's lookups normalise to, so that a host's
+// middleware finds and replaces them on every transport. HTTP header names
+// are case-insensitive on the wire.
+const (
+	HeaderAllow           = "Allow"
+	HeaderWWWAuthenticate = "Www-Authenticate"
+	HeaderRetryAfter      = "Retry-After"
+)
+
+// FixedHeaders are the headers every response carries, with their value
+// also as a shared one-element slice for net/http's Header map (len == cap
+// == 1, so that a later h.Add appends to a copy and h.Set replaces it;
+// nothing writes into them).
+var FixedHeaders = [...]struct {
+	Name, Value string
+	Values      []string
+}{
+	{"Content-Type", "application/json", []string{"application/json"}},
+	{"Cache-Control", "no-store", []string{"no-store"}},
+	{"X-Content-Type-Options", "nosniff", []string{"nosniff"}},
+}
+
+// Header is one response header.
+type Header struct{ Name, Value string }
+
+// MaxOwnHeaders is how many headers of its own a response can carry.
+const MaxOwnHeaders = 3
+
+// OwnHeaders writes the response's own headers (Allow, WWW-Authenticate,
+// Retry-After: those it has) into hs, and returns how many.
+func (r *Response) OwnHeaders(hs *[MaxOwnHeaders]Header) (n int) {
+	for _, h := range [...]Header{{HeaderAllow, r.Allow}, {HeaderWWWAuthenticate, r.WWWAuthenticate}, {HeaderRetryAfter, r.RetryAfter}} {
+		if h.Value != "" {
+			hs[n] = h
+			n++
+		}
+	}
+	return n
+}
+
+// VisitHeaders calls set for every header of the response: the fixed ones
+// first, then its own.
+func (r *Response) VisitHeaders(set func(name, value string)) {
+	for _, h := range FixedHeaders {
+		set(h.Name, h.Value)
+	}
+	var own [MaxOwnHeaders]Header
+	for _, h := range own[:r.OwnHeaders(&own)] {
+		set(h.Name, h.Value)
+	}
+}
+
+// Release returns the body's buffer to the pool.
+func (r *Response) Release() {
+	if r.Buf != nil {
+		*r.Buf = r.Body[:0]
+		bufPool.Put(r.Buf)
+		r.Buf = nil
+	}
+	r.Body = nil
+}
+
+// SetBody makes body, built in buf, the response's body; buf goes back to
+// the pool on Release unless body outgrew what the pool keeps.
+func (r *Response) SetBody(buf *[]byte, body []byte) {
+	r.Body = body
+	if cap(body) <= MaxPooledBuf {
+		*buf = body
+		r.Buf = buf
+	}
+}
+
+var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
+
+// MaxPooledBuf keeps one huge list from pinning its buffer in the pool.
+const MaxPooledBuf = 64 << 10
+
+// GetBuf returns a pooled buffer; PutBuf gives back one not used as a body.
+func GetBuf() *[]byte { return bufPool.Get().(*[]byte) }
+
+// PutBuf returns buf to the pool.
+func PutBuf(buf *[]byte) { bufPool.Put(buf) }
