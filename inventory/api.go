@@ -18,8 +18,9 @@ import (
 	"github.com/petinventory/petinventory/inventory/internal/wire"
 )
 
-// Route names one of the two routes of the API. Adapters know which route
-// they registered, so they pass it instead of the path.
+// Route names one of the two routes of the API. A router that matched the
+// route itself passes it (API.ServeRoute, adapter.Request) instead of the
+// path; observers see it in RequestObservation.
 type Route int
 
 const (
