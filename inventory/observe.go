@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"strings"
 	"time"
 
 	"github.com/petinventory/petinventory/inventory/internal/wire"
@@ -34,7 +36,7 @@ type Observer interface {
 // secret: no key, no header, no body.
 type RequestObservation struct {
 	Route    Route         // RouteList or RouteItem
-	Method   string        // the request's method, as sent (it may be any token, on a 405)
+	Method   string        // the request's method, as sent (it may be any token, on a 405); safe to keep
 	Status   int           // the HTTP status answered
 	Code     Code          // the error code answered, "" for a 200
 	Start    time.Time     // when serving began
@@ -94,7 +96,7 @@ func (a *API) observeRequest(ctx context.Context, req *wire.Request, resp *wire.
 	defer a.recoverObserver(ctx, "ObserveRequest")
 	a.obs.ObserveRequest(ctx, RequestObservation{
 		Route:    Route(req.Route),
-		Method:   req.Method,
+		Method:   stableMethod(req.Method),
 		Status:   resp.Status,
 		Code:     Code(resp.Code),
 		Start:    start,
@@ -119,6 +121,22 @@ func (a *API) observeStore(ctx context.Context, op StoreOp, start time.Time, err
 	if v != nil {
 		panic(v)
 	}
+}
+
+// stableMethod returns m in memory of its own: an adapter's strings may be
+// views of a buffer its framework reuses (fasthttp's), and an observer may
+// keep the method (as a metric label, say). The standard methods cost
+// nothing: they are constants.
+func stableMethod(m string) string {
+	for _, std := range [...]string{
+		http.MethodGet, http.MethodPatch, http.MethodHead, http.MethodPost, http.MethodPut,
+		http.MethodDelete, http.MethodOptions, http.MethodConnect, http.MethodTrace,
+	} {
+		if m == std {
+			return std
+		}
+	}
+	return strings.Clone(m)
 }
 
 // recoverObserver keeps an observer's panic from reaching the request.

@@ -2,7 +2,9 @@ package inventoryfiber_test
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -121,5 +123,47 @@ func TestHostMiddlewareReadsAndSetsAPIHeaders(t *testing.T) {
 	}
 	if got := resp.Header.Values("WWW-Authenticate"); len(got) != 1 || got[0] != `Bearer realm="host"` {
 		t.Errorf("after the middleware set WWW-Authenticate the client got %q; want only the middleware's value", got)
+	}
+}
+
+// methodKeeper is an Observer that keeps the method strings it is given,
+// as a metrics library keeps label values.
+type methodKeeper struct{ methods []string }
+
+func (m *methodKeeper) ObserveRequest(_ context.Context, o inventory.RequestObservation) {
+	m.methods = append(m.methods, o.Method)
+}
+func (m *methodKeeper) ObserveStore(context.Context, inventory.StoreObservation) {}
+
+// The method an observer is given stays what it was after fasthttp reuses
+// the request's memory for the next request on the connection.
+func TestObserverMayKeepTheMethod(t *testing.T) {
+	keeper := &methodKeeper{}
+	app := fiber.New(fiber.Config{DisableStartupMessage: true})
+	if err := inventoryfiber.Register(app, newAPI(t, inventory.WithObserver(keeper))); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = app.Listener(ln) }()
+	t.Cleanup(func() { _ = app.Shutdown() })
+	// One keep-alive connection, so that fasthttp reuses one buffer.
+	client := &http.Client{Transport: &http.Transport{MaxConnsPerHost: 1}}
+	defer client.CloseIdleConnections()
+	sent := []string{"PATCH", "GET", "OPTIONS", "DELETE", "GET"}
+	for _, m := range sent {
+		req, _ := http.NewRequest(m, "http://"+ln.Addr().String()+"/inventory", nil)
+		req.Header.Set("Authorization", "Bearer k")
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	if fmt.Sprint(keeper.methods) != fmt.Sprint(sent) {
+		t.Errorf("methods kept by the observer: %q; sent %q", keeper.methods, sent)
 	}
 }
