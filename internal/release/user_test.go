@@ -61,18 +61,23 @@ func TestRelease(t *testing.T) {
 	env := userEnv(t, tmp, proxy)
 	phase("proxy")
 
-	// A new module, as `go mod init` makes it, then one `go get` per module.
-	user := filepath.Join(tmp, "user")
-	if err := os.Mkdir(user, 0o755); err != nil {
-		t.Fatal(err)
+	// Each module alone in a new module, as `go mod init` makes it: a module
+	// fetched after another would hide a bad requirement of its own on it
+	// (the higher version already selected wins).
+	for i, m := range repo.Released() {
+		dir := filepath.Join(tmp, fmt.Sprintf("get%d", i))
+		newModule(t, dir, env)
+		goCmd(t, dir, env, "get", m.Path+"@"+m.Version)
+		checkVersion(t, dir, env, m)
 	}
-	goCmd(t, user, env, "mod", "init", "example.com/newuser")
+	// Then all of them in the module that builds the snippets.
+	user := filepath.Join(tmp, "user")
+	newModule(t, user, env)
 	for _, m := range repo.Released() {
 		goCmd(t, user, env, "get", m.Path+"@"+m.Version)
-		got := strings.TrimSpace(goCmd(t, user, env, "list", "-m", "-f", "{{.Version}} {{with .Replace}}replaced{{end}}", m.Path))
-		if got != m.Version {
-			t.Fatalf("after go get %s@%s, go list -m says %q", m.Path, m.Version, got)
-		}
+	}
+	for _, m := range repo.Released() {
+		checkVersion(t, user, env, m)
 	}
 
 	phase("go get")
@@ -126,6 +131,24 @@ func TestRelease(t *testing.T) {
 	}
 	phase("apps and conformance")
 	t.Logf("release test: %s; took %s (%s)", strings.Join(summary, "; "), time.Since(total).Round(time.Second), strings.Join(phases, ", "))
+}
+
+func newModule(t *testing.T, dir string, env []string) {
+	t.Helper()
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	goCmd(t, dir, env, "mod", "init", "example.com/newuser")
+}
+
+// checkVersion fails unless the module in dir selects m at its release
+// version, from the proxy.
+func checkVersion(t *testing.T, dir string, env []string, m *Module) {
+	t.Helper()
+	got := strings.TrimSpace(goCmd(t, dir, env, "list", "-m", "-f", "{{.Version}}{{with .Replace}} replaced by {{.Path}}{{end}}", m.Path))
+	if got != m.Version {
+		t.Fatalf("after go get %s@%s, go list -m says %q", m.Path, m.Version, got)
+	}
 }
 
 // userEnv is the environment of a new user's go command: no workspace, the
