@@ -181,7 +181,7 @@ func userEnv(t *testing.T, tmp, proxy string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		switch k, _, _ := strings.Cut(kv, "="); k {
-		case "GOWORK", "GOFLAGS", "GOPROXY", "GOMODCACHE", "GOBIN", "GONOSUMDB", "GONOSUMCHECK", "GOPRIVATE", "GONOPROXY", "GOTOOLCHAIN":
+		case "GOWORK", "GOFLAGS", "GOPROXY", "GOMODCACHE", "GOBIN", "GONOSUMDB", "GOPRIVATE", "GONOPROXY", "GOTOOLCHAIN":
 		default:
 			env = append(env, kv)
 		}
