@@ -1,3 +1,3 @@
 module github.com/petinventory/petinventory/conformancetest
 
-go 1.26
+go 1.25.0

@@ -7,11 +7,11 @@ require (
 	github.com/getkin/kin-openapi v0.152.0
 	github.com/gin-gonic/gin v1.12.0
 	github.com/gofiber/fiber/v2 v2.52.15
-	github.com/petinventory/petinventory v0.0.0-00010101000000-000000000000
-	github.com/petinventory/petinventory/conformancetest v0.0.0-00010101000000-000000000000
-	github.com/petinventory/petinventory/storage/redis v0.0.0-00010101000000-000000000000
-	github.com/petinventory/petinventory/transport/fiber v0.0.0-00010101000000-000000000000
-	github.com/petinventory/petinventory/transport/gin v0.0.0-00010101000000-000000000000
+	github.com/petinventory/petinventory v0.1.0
+	github.com/petinventory/petinventory/conformancetest v0.1.0
+	github.com/petinventory/petinventory/storage/redis v0.1.0
+	github.com/petinventory/petinventory/transport/fiber v0.1.0
+	github.com/petinventory/petinventory/transport/gin v0.1.0
 	github.com/redis/go-redis/v9 v9.23.0
 )
 

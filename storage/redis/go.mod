@@ -1,10 +1,10 @@
 module github.com/petinventory/petinventory/storage/redis
 
-go 1.26
+go 1.26.0
 
 require (
 	github.com/alicebob/miniredis/v2 v2.40.0
-	github.com/petinventory/petinventory v0.0.0-00010101000000-000000000000
+	github.com/petinventory/petinventory v0.1.0
 	github.com/redis/go-redis/v9 v9.23.0
 )
 

@@ -1,6 +1,6 @@
 module github.com/petinventory/petinventory/transport/gin
 
-go 1.26
+go 1.25.0
 
 require (
 	github.com/bytedance/gopkg v0.1.3 // indirect
@@ -36,7 +36,7 @@ require (
 
 require (
 	github.com/gin-gonic/gin v1.12.0
-	github.com/petinventory/petinventory v0.0.0-00010101000000-000000000000
+	github.com/petinventory/petinventory v0.1.0
 )
 
 replace github.com/petinventory/petinventory => ../..

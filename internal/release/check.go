@@ -1,0 +1,190 @@
+package release
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	"golang.org/x/mod/modfile"
+	modzip "golang.org/x/mod/zip"
+)
+
+// ChangelogFile is the name of the change log at the repository root.
+const ChangelogFile = "CHANGELOG.md"
+
+// Options selects the optional checks of Check.
+type Options struct {
+	// Clean also requires a git tree without changes, as tagging needs.
+	Clean bool
+	// SkipTidy leaves out `go mod tidy -diff`, the only check that runs the
+	// go command (and may download modules); unit tests use it.
+	SkipTidy bool
+}
+
+// Check reports every reason the tree cannot be released as it is, each
+// naming the file at fault, or nil when the tags of r.Tags() may be pushed:
+//
+//   - a go.mod requires a module of this repository at a version other than
+//     the one versions.yaml gives it, or requires a module that is never
+//     released, or replaces one with a directory that is not the module's;
+//   - go.work does not use exactly the modules of the tree;
+//   - `go mod tidy -diff` (with GOWORK=off) would change a go.mod or go.sum;
+//   - a released module could not be zipped (a file name module zips refuse,
+//     a file too large) or its zip would have no LICENSE;
+//   - CHANGELOG.md has no heading for a released version;
+//   - with opts.Clean, git reports changes in the tree.
+func Check(r *Repo, opts Options) []error {
+	var errs []error
+	errs = append(errs, r.checkRequirements()...)
+	errs = append(errs, r.checkWorkspace()...)
+	if !opts.SkipTidy {
+		errs = append(errs, r.checkTidy()...)
+	}
+	errs = append(errs, r.checkZips()...)
+	errs = append(errs, r.checkChangelog()...)
+	if opts.Clean {
+		errs = append(errs, r.checkClean()...)
+	}
+	return errs
+}
+
+func (r *Repo) checkRequirements() []error {
+	var errs []error
+	for _, m := range r.Modules {
+		file := path.Join(m.Dir, "go.mod")
+		for _, req := range m.GoMod.Require {
+			dep := r.Module(req.Mod.Path)
+			switch {
+			case dep == nil:
+				continue
+			case !dep.Released():
+				errs = append(errs, fmt.Errorf("%s requires %s, which versions.yaml excludes from releases", file, dep.Path))
+			case req.Mod.Version != dep.Version:
+				errs = append(errs, fmt.Errorf("%s requires %s %s; versions.yaml releases it at %s", file, dep.Path, req.Mod.Version, dep.Version))
+			}
+		}
+		for _, rep := range m.GoMod.Replace {
+			dep := r.Module(rep.Old.Path)
+			if dep == nil || !modfile.IsDirectoryPath(rep.New.Path) {
+				continue
+			}
+			got := filepath.ToSlash(filepath.Clean(filepath.Join(filepath.FromSlash(m.Dir), filepath.FromSlash(rep.New.Path))))
+			if got != orDot(dep.Dir) {
+				errs = append(errs, fmt.Errorf("%s replaces %s with %s, which is not that module's directory (%s)", file, dep.Path, rep.New.Path, orDot(dep.Dir)))
+			}
+		}
+	}
+	return errs
+}
+
+func (r *Repo) checkWorkspace() []error {
+	data, err := os.ReadFile(filepath.Join(r.Root, "go.work"))
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		return []error{err}
+	}
+	wf, err := modfile.ParseWork("go.work", data, nil)
+	if err != nil {
+		return []error{err}
+	}
+	used := map[string]bool{}
+	var errs []error
+	for _, u := range wf.Use {
+		dir := filepath.ToSlash(filepath.Clean(filepath.FromSlash(u.Path)))
+		used[dir] = true
+		if r.moduleAtDir(dir) == nil {
+			errs = append(errs, fmt.Errorf("go.work uses %s, which holds no module of the tree", u.Path))
+		}
+	}
+	for _, m := range r.Modules {
+		if !used[orDot(m.Dir)] {
+			errs = append(errs, fmt.Errorf("go.work does not use %s (module %s)", orDot(m.Dir), m.Path))
+		}
+	}
+	return errs
+}
+
+func (r *Repo) moduleAtDir(dir string) *Module {
+	for _, m := range r.Modules {
+		if orDot(m.Dir) == dir {
+			return m
+		}
+	}
+	return nil
+}
+
+func (r *Repo) checkTidy() []error {
+	var errs []error
+	for _, m := range r.Modules {
+		cmd := exec.Command("go", "mod", "tidy", "-diff")
+		cmd.Dir = filepath.Join(r.Root, filepath.FromSlash(m.Dir))
+		// Outside the workspace, as a consumer builds the module; with no
+		// inherited -mod flag, which tidy refuses.
+		cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=")
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Run(); err != nil {
+			errs = append(errs, fmt.Errorf("%s: `GOWORK=off go mod tidy -diff` fails (%v); run `go mod tidy` there:\n%s", path.Join(m.Dir, "go.mod"), err, strings.TrimSpace(out.String())))
+		}
+	}
+	return errs
+}
+
+func (r *Repo) checkZips() []error {
+	var errs []error
+	for _, m := range r.Released() {
+		cf, err := modzip.CheckFiles(r.ZipFiles(m))
+		for _, fe := range cf.Invalid {
+			errs = append(errs, fmt.Errorf("%s: module zips of %s refuse this file: %v", path.Join(m.Dir, fe.Path), m.Path, fe.Err))
+		}
+		if err != nil && len(cf.Invalid) == 0 {
+			errs = append(errs, fmt.Errorf("module %s cannot be zipped: %w", m.Path, err))
+		}
+		if !slices.Contains(cf.Valid, "LICENSE") {
+			errs = append(errs, fmt.Errorf("module %s: its zip would have no LICENSE (none in %s, none at the root)", m.Path, orDot(m.Dir)))
+		}
+	}
+	return errs
+}
+
+func (r *Repo) checkChangelog() []error {
+	data, err := os.ReadFile(filepath.Join(r.Root, ChangelogFile))
+	if err != nil {
+		return []error{fmt.Errorf("%s: %w", ChangelogFile, err)}
+	}
+	var errs []error
+	seen := map[string]bool{}
+	for _, m := range r.Released() {
+		if seen[m.Version] {
+			continue
+		}
+		seen[m.Version] = true
+		// "## v0.1.0", "## [v0.1.0] - 2026-11-23" and the like.
+		heading := regexp.MustCompile(`(?m)^## \[?` + regexp.QuoteMeta(m.Version) + `\]?(\s|$)`)
+		if !heading.Match(data) {
+			errs = append(errs, fmt.Errorf("%s has no entry for %s (a heading \"## %s\")", ChangelogFile, m.Version, m.Version))
+		}
+	}
+	return errs
+}
+
+func (r *Repo) checkClean() []error {
+	cmd := exec.Command("git", "status", "--porcelain")
+	cmd.Dir = r.Root
+	out, err := cmd.Output()
+	if err != nil {
+		return []error{fmt.Errorf("git status: %w", err)}
+	}
+	if s := strings.TrimRight(string(out), "\n"); s != "" {
+		return []error{fmt.Errorf("the git tree has changes; commit them before tagging:\n%s", s)}
+	}
+	return nil
+}
