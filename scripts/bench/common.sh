@@ -51,10 +51,14 @@ start_redis() {
 	echo "# $(redis-server --version | cut -d' ' -f1-3) at $REDIS_URL (pid $REDIS_PID)"
 }
 
-# machine prints what the figures were measured on.
+# machine "CMD" prints what the figures were measured on, when, and by
+# which command (the charts of plot/ quote these lines).
 machine() {
+	echo "# date $(date -u '+%Y-%m-%d %H:%M UTC')"
+	echo "# command scripts/bench/$1"
 	echo "# $(nproc) CPUs: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')"
 	echo "# flags: $(grep -m1 '^flags' /proc/cpuinfo | grep -o -w -E 'sha_ni|avx2|aes' | tr '\n' ' ')"
+	echo "# $(awk '/MemTotal/ { printf "%.0f GiB RAM", $2 / 1048576 }' /proc/meminfo), $(uname -sr)"
 	echo "# $(go version)"
 	echo "# commit $(git -C "$ROOT" rev-parse --short HEAD)$(git -C "$ROOT" diff --quiet HEAD -- . 2>/dev/null || echo ' (with uncommitted changes)')"
 }
