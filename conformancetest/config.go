@@ -65,6 +65,11 @@ type Config struct {
 	// Parallelism is the number of simultaneous updates of one pet in the
 	// concurrency check (default DefaultParallelism, at least 2).
 	Parallelism int
+	// HTMLReport, when not empty, is a file that Run writes the report of
+	// its checks to, as HTML (see Report.WriteHTML), once they have run:
+	// a CI job that fails keeps it as an artifact. RunChecks returns the
+	// Report instead and leaves the writing to its caller.
+	HTMLReport string
 	// Progress, when not nil, is called after each check with its result,
 	// for output while the run goes on. It is called from the goroutine
 	// that called RunChecks.
