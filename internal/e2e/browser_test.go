@@ -234,19 +234,6 @@ func (wd *webDriver) screenshot(dir, name string) string {
 	return path
 }
 
-// artifactDir is where the browser test leaves its screenshot: the
-// directory $E2E_ARTIFACT_DIR when set (CI keeps it), else the test's
-// temporary directory.
-func artifactDir(t *testing.T) string {
-	if d := os.Getenv("E2E_ARTIFACT_DIR"); d != "" {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatalf("E2E_ARTIFACT_DIR: %v", err)
-		}
-		return d
-	}
-	return t.TempDir()
-}
-
 // TestHTMLReportInBrowser loads the reports of a passing, a failing and
 // a hostile target in headless chromium from file URLs, as a person
 // opening a CI artifact would: the failed checks are visible, the passed
@@ -260,6 +247,9 @@ func TestHTMLReportInBrowser(t *testing.T) {
 	passPath, _ := htmlReport(t, brokenCase{}, dir, "pass")
 	hostilePath, _ := htmlReport(t, brokenCase{wrap: hostile}, dir, "hostile")
 	_, failed, _ := failRep.Counts()
+	// The screenshot is an artifact of the test: kept with
+	// go test -artifacts -outputdir DIR, else removed with the test.
+	shots := t.ArtifactDir()
 
 	// injected reports what ran or appeared that the report did not put
 	// there; the copy script must have run (it marks the root element).
@@ -300,7 +290,7 @@ func TestHTMLReportInBrowser(t *testing.T) {
 		if !copyShown {
 			t.Error("the copy button is hidden although the page's script ran")
 		}
-		path := wd.screenshot(artifactDir(t), "report-fail.png")
+		path := wd.screenshot(shots, "report-fail.png")
 		t.Logf("screenshot of the failing report: %s", path)
 
 		// Status filter: only the failed checks.
