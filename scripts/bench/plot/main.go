@@ -97,8 +97,6 @@ type results struct {
 	inprocess map[string]map[string]map[string][]float64
 	// redis[kind][group][side]: "Update", "hot", "api".
 	redis                    map[string]map[string]map[string][]float64
-	inprocessRounds          int
-	redisRounds              int
 	inprocessInfo, redisInfo machineInfo
 }
 
@@ -119,13 +117,10 @@ func load(dir string) (*results, error) {
 	if len(files) == 0 {
 		return nil, fmt.Errorf("no in-process results in %s (run scripts/bench/inprocess.sh %s)", filepath.Join(dir, "inprocess"), dir)
 	}
-	rounds := map[string]bool{}
 	for _, f := range files {
-		m := roundRE.FindStringSubmatch(f)
-		if m == nil {
+		if !roundRE.MatchString(f) {
 			continue
 		}
-		rounds[m[1]] = true
 		module := strings.SplitN(filepath.Base(f), ".", 2)[0]
 		err := readBench(f, func(name string, nsop float64) {
 			// List/lib/items=100 or Update/lib
@@ -143,12 +138,10 @@ func load(dir string) (*results, error) {
 			return nil, err
 		}
 	}
-	r.inprocessRounds = len(rounds)
 	files, _ = filepath.Glob(filepath.Join(dir, "redis", "redis.r*.txt"))
 	if len(files) == 0 {
 		return nil, fmt.Errorf("no Redis results in %s (run scripts/bench/redis.sh %s)", filepath.Join(dir, "redis"), dir)
 	}
-	r.redisRounds = len(files)
 	for _, f := range files {
 		err := readBench(f, func(name string, nsop float64) {
 			// Update/redis-server/hot/api or List/redis-server/items=100/raw
@@ -261,7 +254,7 @@ func footer(infos ...machineInfo) []string {
 	for _, i := range infos {
 		lines = append(lines, "Command: "+i.command)
 	}
-	return append(lines, "Plotted by: go run ./scripts/bench/plot (medians over the rounds; the tables of BENCHMARKS.md come from the same files)")
+	return append(lines, "Plotted by: go run ./scripts/bench/plot -in docs/bench/data -out docs/bench (medians over the rounds, from the files the tables of BENCHMARKS.md come from)")
 }
 
 func median(v []float64) float64 {
@@ -327,6 +320,16 @@ func bars(p *plot.Plot, names []string, groups []string, vals [][]float64) error
 		top = max(top, slices.Max(v))
 	}
 	p.Y.Min, p.Y.Max = 0, top*1.3
+	p.X.Min, p.X.Max = -0.7, float64(len(groups))-0.3
+	p.Y.Tick.Marker = plot.TickerFunc(func(min, max float64) []plot.Tick {
+		ticks := plot.DefaultTicks{}.Ticks(min, max)
+		for i := range ticks {
+			if ticks[i].Label != "" {
+				ticks[i].Label = strconv.FormatFloat(ticks[i].Value, 'f', -1, 64)
+			}
+		}
+		return ticks
+	})
 	return nil
 }
 
@@ -349,7 +352,7 @@ func drawFrameworks(r *results, path string) error {
 			}
 		}
 	}
-	p := newPlot(fmt.Sprintf("In-process: library vs the bare framework (memstore, one goroutine, median of %d rounds)", r.inprocessRounds), "thousand requests/s (higher is better)")
+	p := newPlot("In-process requests/s: the library vs a bare handler of each framework (memstore, one goroutine)", "thousand requests/s (higher is better)")
 	if err := bars(p, names, groups, vals); err != nil {
 		return err
 	}
@@ -358,7 +361,7 @@ func drawFrameworks(r *results, path string) error {
 
 func drawListItems(r *results, path string) error {
 	items := []int{10, 100, 10000}
-	p := newPlot(fmt.Sprintf("List time vs number of items, log–log (medians: %d in-process rounds, %d Redis rounds)", r.inprocessRounds, r.redisRounds), "time per list, µs (lower is better)")
+	p := newPlot("List time vs number of items, log–log: memstore (cached) and Redis (uncached)", "time per list, µs (lower is better)")
 	p.X.Label.Text = "items in the inventory"
 	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
 	p.X.Tick.Marker, p.Y.Tick.Marker = plot.LogTicks{Prec: -1}, plot.LogTicks{Prec: -1}
@@ -424,7 +427,7 @@ func drawRedisUpdate(r *results, path string) error {
 			vals[i] = append(vals[i], 1e9/ns/1000)
 		}
 	}
-	p := newPlot(fmt.Sprintf("Redis update, 32 concurrent callers: hot pet vs distinct pets (median of %d rounds)", r.redisRounds), "thousand updates/s (higher is better)")
+	p := newPlot("Redis update throughput, 32 concurrent callers: one hot pet vs distinct pets", "thousand updates/s (higher is better)")
 	if err := bars(p, names, groups, vals); err != nil {
 		return err
 	}

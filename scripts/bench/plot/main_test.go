@@ -94,3 +94,30 @@ func TestPlotErrors(t *testing.T) {
 		t.Errorf("no -in: %v", err)
 	}
 }
+
+// TestCommittedCharts: the charts under docs/bench are what this program
+// draws from the benchmark output committed next to them (docs/bench/data),
+// so that they cannot drift from the run the tables of BENCHMARKS.md come
+// from. Regenerate with:
+//
+//	go run ./scripts/bench/plot -in docs/bench/data -out docs/bench
+func TestCommittedCharts(t *testing.T) {
+	const docs = "../../../docs/bench"
+	out := t.TempDir()
+	if err := run([]string{"-in", filepath.Join(docs, "data"), "-out", out}, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range charts {
+		want, err := os.ReadFile(filepath.Join(out, c.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(filepath.Join(docs, c.file))
+		if err != nil {
+			t.Fatalf("%v (regenerate: go run ./scripts/bench/plot -in docs/bench/data -out docs/bench)", err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("docs/bench/%s differs from what docs/bench/data draws; regenerate: go run ./scripts/bench/plot -in docs/bench/data -out docs/bench", c.file)
+		}
+	}
+}
