@@ -42,9 +42,11 @@ type Config struct {
 	// APIKey is a valid bearer key. It is never printed: every output
 	// shows $INVENTORY_API_KEY instead.
 	APIKey string
-	// HTTPClient sends the requests; nil means a new http.Client. The
+	// HTTPClient sends the requests; nil means a client with a transport
+	// of the run's own (a clone of http.DefaultTransport's settings). The
 	// runner works on a copy that does not follow redirects, so that a
-	// redirect is seen as the answer it is.
+	// redirect is seen as the answer it is, and closes the client's idle
+	// connections when the run ends.
 	HTTPClient *http.Client
 	// ReadOnly skips every check whose requests would change the
 	// inventory on a conforming server (a PATCH that succeeds), with that
@@ -63,6 +65,11 @@ type Config struct {
 	// Parallelism is the number of simultaneous updates of one pet in the
 	// concurrency check (default DefaultParallelism, at least 2).
 	Parallelism int
+	// HTMLReport, when not empty, is a file that Run writes the report of
+	// its checks to, as HTML (see Report.WriteHTML), once they have run:
+	// a CI job that fails keeps it as an artifact. RunChecks returns the
+	// Report instead and leaves the writing to its caller.
+	HTMLReport string
 	// Progress, when not nil, is called after each check with its result,
 	// for output while the run goes on. It is called from the goroutine
 	// that called RunChecks.
@@ -121,11 +128,20 @@ func (c Config) normalized() (Config, *regexp.Regexp, error) {
 	if c.Parallelism < 2 {
 		return c, nil, fmt.Errorf("conformancetest: Config.Parallelism %d is below 2; the concurrency check needs parallel requests", c.Parallelism)
 	}
-	client := http.DefaultClient
+	var cp http.Client
 	if c.HTTPClient != nil {
-		client = c.HTTPClient
+		cp = *c.HTTPClient
+	} else {
+		// A transport of the run's own, not http.DefaultTransport: the
+		// runner closes its idle connections at the end (see RunChecks),
+		// which must not close those of the rest of the process.
+		if t, ok := http.DefaultTransport.(*http.Transport); ok {
+			cp.Transport = t.Clone()
+		} else {
+			// The process replaced the default; take the stock settings.
+			cp.Transport = &http.Transport{Proxy: http.ProxyFromEnvironment, ForceAttemptHTTP2: true}
+		}
 	}
-	cp := *client
 	cp.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	c.HTTPClient = &cp
 	return c, re, nil

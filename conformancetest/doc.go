@@ -17,7 +17,10 @@
 //   - In go test, against a server you start: Run(t, Config{...}) runs each
 //     check as a subtest.
 //   - From Go code, for a report: RunChecks returns a Report, which writes
-//     itself as text (WriteText) or JUnit XML (WriteJUnit).
+//     itself as text (WriteText), JUnit XML (WriteJUnit) or one
+//     self-contained HTML page (WriteHTML) in which every value from the
+//     target is escaped. Run writes the same page when Config.HTMLReport
+//     names a file.
 //   - From the command line: cmd/inventory-conformance, for staging or
 //     production.
 //

@@ -46,6 +46,31 @@ func ExampleRunChecks() {
 	}
 }
 
+// Leave one HTML page for the person who opens the CI artifact after a red
+// build: the verdict, then each failure with its request, answer and curl
+// line.
+func ExampleReport_WriteHTML() {
+	rep, err := conformancetest.RunChecks(context.Background(), conformancetest.Config{
+		BaseURL: "https://staging.example/v1",
+		APIKey:  os.Getenv("INVENTORY_API_KEY"),
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	f, err := os.Create("report.html")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	if err := rep.WriteHTML(f); err != nil {
+		fmt.Println(err)
+	}
+	if err := f.Close(); err != nil {
+		fmt.Println(err)
+	}
+}
+
 // The checks that judge an implementation by the seed specification alone.
 func ExampleChecks() {
 	for _, c := range conformancetest.Checks(conformancetest.LevelSpec) {

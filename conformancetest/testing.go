@@ -1,8 +1,11 @@
 package conformancetest
 
 import (
+	"fmt"
+	"os"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Run runs the selected checks against cfg.BaseURL as subtests of t, one
@@ -12,7 +15,8 @@ import (
 // them; a skipped check is a skipped subtest with the reason.
 //
 // Run fails t at once when the configuration is invalid or the target
-// cannot be reached.
+// cannot be reached. With Config.HTMLReport set, it writes the report of
+// the checks that ran to that file as HTML and logs its path.
 func Run(t *testing.T, cfg Config) {
 	t.Helper()
 	rn, err := newRunner(cfg)
@@ -23,16 +27,19 @@ func Run(t *testing.T, cfg Config) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	rep := &Report{BaseURL: rn.cfg.BaseURL, Level: rn.cfg.Level, ReadOnly: rn.cfg.ReadOnly, Started: time.Now()}
 	// Leave no idle connection to the target behind (see RunChecks).
 	t.Cleanup(rn.cfg.HTTPClient.CloseIdleConnections)
 	if note, err := rn.probe(t.Context()); err != nil {
 		t.Fatal(err)
 	} else if note != "" {
 		t.Log(note)
+		rep.Notes = append(rep.Notes, note)
 	}
 	for _, ch := range checks {
 		t.Run(ch.name, func(t *testing.T) {
 			res := rn.runCheck(t.Context(), ch)
+			rep.Results = append(rep.Results, res)
 			if rn.cfg.Progress != nil {
 				rn.cfg.Progress(res)
 			}
@@ -46,4 +53,28 @@ func Run(t *testing.T, cfg Config) {
 			}
 		})
 	}
+	rep.Duration = time.Since(rep.Started)
+	if rn.cfg.HTMLReport != "" {
+		if err := writeHTMLFile(rn.cfg.HTMLReport, rep); err != nil {
+			t.Errorf("conformancetest: %v", err)
+		} else {
+			t.Logf("HTML report: %s", rn.cfg.HTMLReport)
+		}
+	}
+}
+
+// writeHTMLFile writes rep as HTML to the file path.
+func writeHTMLFile(path string, rep *Report) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("writing the HTML report: %w", err)
+	}
+	if err := rep.WriteHTML(f); err != nil {
+		f.Close()
+		return fmt.Errorf("writing the HTML report %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("writing the HTML report %s: %w", path, err)
+	}
+	return nil
 }

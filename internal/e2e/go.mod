@@ -13,6 +13,7 @@ require (
 	github.com/petinventory/petinventory/transport/fiber v0.1.0
 	github.com/petinventory/petinventory/transport/gin v0.1.0
 	github.com/redis/go-redis/v9 v9.23.0
+	golang.org/x/net v0.51.0
 )
 
 require (
@@ -59,7 +60,6 @@ require (
 	go.uber.org/atomic v1.12.0 // indirect
 	golang.org/x/arch v0.22.0 // indirect
 	golang.org/x/crypto v0.48.0 // indirect
-	golang.org/x/net v0.51.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/text v0.34.0 // indirect
 	google.golang.org/protobuf v1.36.10 // indirect

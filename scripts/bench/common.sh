@@ -2,6 +2,7 @@
 #
 # Environment:
 #   BENCH_MAX_LOAD  start a run only below this 1-minute load average (1.0)
+#   BENCH_MAX_BUSY  and below this share of CPU time busy over 2 s (1: any)
 #   BENCH_MAX_WAIT  seconds to wait for it before running anyway (300)
 #   REDIS_PORT      loopback port of the private redis-server (6479)
 
@@ -10,21 +11,36 @@ set -euo pipefail
 # The repository root, whichever directory the script is called from.
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 
-# wait_quiet waits until the machine's 1-minute load average is below
-# BENCH_MAX_LOAD (other processes compete for the same cores), at most
-# BENCH_MAX_WAIT seconds, then prints one line for the run's log:
-# "# <time> load <1m> <5m> <15m> (waited <s>s)".
+# busy prints the share of the machine's CPU time (0 to 1, all cores)
+# that was not idle over the last 2 seconds.
+busy() {
+	local a b
+	a=$(head -1 /proc/stat)
+	sleep 2
+	b=$(head -1 /proc/stat)
+	awk -v a="$a" -v b="$b" 'BEGIN {
+		n = split(a, x, " "); split(b, y, " ")
+		for (i = 2; i <= n; i++) { t += y[i] - x[i]; if (i == 5 || i == 6) idle += y[i] - x[i] }
+		printf "%.2f", (t > 0 ? 1 - idle / t : 0)
+	}'
+}
+
+# wait_quiet waits until the machine is quiet: the share of CPU time
+# busy over 2 seconds below BENCH_MAX_BUSY and the 1-minute load average
+# below BENCH_MAX_LOAD (other processes compete for the same cores), at
+# most BENCH_MAX_WAIT seconds, then prints one line for the run's log:
+# "# <time> load <1m> <5m> <15m> busy <share> (waited <s>s)".
 wait_quiet() {
-	local max=${BENCH_MAX_LOAD:-1.0} limit=${BENCH_MAX_WAIT:-300} waited=0 load
+	local max=${BENCH_MAX_LOAD:-1.0} maxbusy=${BENCH_MAX_BUSY:-1} limit=${BENCH_MAX_WAIT:-300} start=$SECONDS load cpu
 	while :; do
 		load=$(cut -d' ' -f1 /proc/loadavg)
-		if awk -v l="$load" -v m="$max" 'BEGIN { exit !(l < m) }' || [ "$waited" -ge "$limit" ]; then
+		cpu=$(busy)
+		if awk -v l="$load" -v m="$max" -v c="$cpu" -v mc="$maxbusy" 'BEGIN { exit !(l < m && c < mc) }' || [ $((SECONDS - start)) -ge "$limit" ]; then
 			break
 		fi
-		sleep 5
-		waited=$((waited + 5))
+		sleep 1
 	done
-	echo "# $(date -u +%H:%M:%S) load $(cut -d' ' -f1-3 /proc/loadavg) (waited ${waited}s)"
+	echo "# $(date -u +%H:%M:%S) load $(cut -d' ' -f1-3 /proc/loadavg) busy $cpu (waited $((SECONDS - start))s)"
 }
 
 # start_redis starts a private redis-server on 127.0.0.1:$REDIS_PORT with
@@ -51,10 +67,14 @@ start_redis() {
 	echo "# $(redis-server --version | cut -d' ' -f1-3) at $REDIS_URL (pid $REDIS_PID)"
 }
 
-# machine prints what the figures were measured on.
+# machine "CMD" prints what the figures were measured on, when, and by
+# which command (the charts of plot/ quote these lines).
 machine() {
+	echo "# date $(date -u '+%Y-%m-%d %H:%M UTC')"
+	echo "# command scripts/bench/$1"
 	echo "# $(nproc) CPUs: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')"
 	echo "# flags: $(grep -m1 '^flags' /proc/cpuinfo | grep -o -w -E 'sha_ni|avx2|aes' | tr '\n' ' ')"
+	echo "# $(awk '/MemTotal/ { printf "%.0f GiB RAM", $2 / 1048576 }' /proc/meminfo), $(uname -sr)"
 	echo "# $(go version)"
 	echo "# commit $(git -C "$ROOT" rev-parse --short HEAD)$(git -C "$ROOT" diff --quiet HEAD -- . 2>/dev/null || echo ' (with uncommitted changes)')"
 }

@@ -19,7 +19,7 @@ declare -A dirs=([gin]=transport/gin [fiber]=transport/fiber [nethttp]=inventory
 for m in gin fiber nethttp; do
 	(cd "$ROOT/${dirs[$m]}" && go test -c -o "$out/bin/$m.test" .)
 done
-machine | tee "$out/inprocess/machine.txt"
+machine "inprocess.sh $out $rounds" | tee "$out/inprocess/machine.txt"
 
 for r in $(seq "$rounds"); do
 	for m in gin fiber nethttp; do

@@ -25,7 +25,7 @@ mkdir -p "$out/load" "$out/bin"
 for cmd in gin redis loadgen; do
 	(cd "$ROOT/examples" && go build -o "$out/bin/$cmd" "./$cmd")
 done
-machine | tee "$out/load/machine.txt"
+machine "load.sh $out $rounds" | tee "$out/load/machine.txt"
 start_redis >>"$out/load/machine.txt" # not in a pipe: it must run in this shell
 tail -1 "$out/load/machine.txt"
 

@@ -14,7 +14,7 @@ rounds=${2:-5}
 mkdir -p "$out/redis" "$out/bin"
 
 (cd "$ROOT/storage/redis" && go test -c -o "$out/bin/redis.test" .)
-machine | tee "$out/redis/machine.txt"
+machine "redis.sh $out $rounds" | tee "$out/redis/machine.txt"
 start_redis >>"$out/redis/machine.txt" # not in a pipe: it must run in this shell
 tail -1 "$out/redis/machine.txt"
 pkg="$ROOT/storage/redis"

@@ -21,6 +21,8 @@
 //	                     every rule of CONTRACT.md (default contract)
 //	-run REGEXP          run only the checks whose name matches
 //	-junit FILE          also write a JUnit XML report to FILE
+//	-html FILE           also write an HTML report to FILE: one page with the
+//	                     verdict, the failures first with their curl lines
 //	-json                print the report as JSON instead of the table
 //	-v                   print each check as it finishes, and each rule
 //	-timeout D           time limit of each request (default 10s)
@@ -76,6 +78,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		level    = fs.String("level", string(conformancetest.LevelContract), "spec: only what the seed spec requires; contract: every rule of CONTRACT.md")
 		runRE    = fs.String("run", "", "run only the checks whose name matches this regular expression")
 		junit    = fs.String("junit", "", "also write a JUnit XML report to this file")
+		htmlOut  = fs.String("html", "", "also write an HTML report (one self-contained page) to this file")
 		asJSON   = fs.Bool("json", false, "print the report as JSON instead of the table")
 		verbose  = fs.Bool("v", false, "print each check as it finishes, and each rule")
 		timeout  = fs.Duration("timeout", conformancetest.DefaultRequestTimeout, "time limit of each request")
@@ -162,9 +165,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		fmt.Fprintf(stderr, "inventory-conformance: writing the report: %v\n", err)
 	}
-	if *junit != "" {
-		if err := writeJUnit(*junit, rep); err != nil {
-			fmt.Fprintf(stderr, "inventory-conformance: %v\n", err)
+	for _, out := range []struct {
+		flag, path string
+		write      func(io.Writer) error
+	}{
+		{"-junit", *junit, rep.WriteJUnit},
+		{"-html", *htmlOut, rep.WriteHTML},
+	} {
+		if out.path == "" {
+			continue
+		}
+		if err := writeFile(out.path, out.write); err != nil {
+			fmt.Fprintf(stderr, "inventory-conformance: %s: %v\n", out.flag, err)
 			return exitUsage
 		}
 	}
@@ -177,17 +189,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	return exitOK
 }
 
-func writeJUnit(path string, rep *conformancetest.Report) error {
+// writeFile writes a report to path with write.
+func writeFile(path string, write func(io.Writer) error) error {
 	f, err := os.Create(path)
 	if err != nil {
-		return fmt.Errorf("-junit: %v", err)
+		return err
 	}
-	if err := rep.WriteJUnit(f); err != nil {
+	if err := write(f); err != nil {
 		f.Close()
-		return fmt.Errorf("-junit: writing %s: %v", path, err)
+		return fmt.Errorf("writing %s: %v", path, err)
 	}
 	if err := f.Close(); err != nil {
-		return fmt.Errorf("-junit: writing %s: %v", path, err)
+		return fmt.Errorf("writing %s: %v", path, err)
 	}
 	return nil
 }
