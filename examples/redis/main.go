@@ -25,7 +25,9 @@
 //	                      with neither, a random key is generated and printed once
 //
 // Routes: GET /v1/inventory, PATCH /v1/inventory/{petId}, GET /healthz (the
-// process is alive), GET /readyz (Redis answers), GET /openapi.yaml.
+// process is alive), GET /readyz (Redis answers), GET /openapi.yaml,
+// GET /metrics (Prometheus; traces over OTLP when OTEL_EXPORTER_OTLP_ENDPOINT
+// is set: docs/OBSERVABILITY.md).
 //
 // The store is seeded only when it holds no entry at all (atomically, so
 // replicas starting together seed once): a restart never overwrites real

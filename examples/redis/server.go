@@ -45,8 +45,13 @@ func run(ctx context.Context, cfg config, log *slog.Logger, out io.Writer, ready
 	if err != nil {
 		return err
 	}
+	tel, err := newTelemetry(ctx, client, store, log)
+	if err != nil {
+		return err
+	}
+	defer tel.shutdown(context.WithoutCancel(ctx)) // after serving: flush the last spans
 	api, err := inventory.New(store, inventory.WithAPIKeys(keys...), inventory.WithLogger(log),
-		inventory.WithStoreTimeout(cfg.storeTimeout))
+		inventory.WithStoreTimeout(cfg.storeTimeout), inventory.WithObserver(tel.observer))
 	if err != nil {
 		return err
 	}
@@ -74,6 +79,7 @@ func run(ctx context.Context, cfg config, log *slog.Logger, out io.Writer, ready
 	}
 	if cfg.framework == "fiber" {
 		app := fiber.New(demo.FiberConfig())
+		tel.mountFiber(app)
 		for path, h := range p.routes() {
 			app.Get(path, func(c *fiber.Ctx) error {
 				status, ctype, body := h(c.UserContext())
@@ -91,6 +97,7 @@ func run(ctx context.Context, cfg config, log *slog.Logger, out io.Writer, ready
 	gin.SetMode(gin.ReleaseMode)
 	engine := gin.New()
 	engine.Use(gin.Recovery())
+	tel.mountGin(engine)
 	for path, h := range p.routes() {
 		engine.GET(path, func(c *gin.Context) {
 			status, ctype, body := h(c.Request.Context())

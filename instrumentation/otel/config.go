@@ -1,0 +1,62 @@
+package inventoryotel
+
+import (
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// ScopeName is the instrumentation scope of the meter and tracer.
+const ScopeName = "github.com/petinventory/petinventory/instrumentation/otel"
+
+// DefaultRoutePrefix is the prefix of the http.route attribute when
+// WithRoutePrefix is not given: the prefix the contract mounts the API at.
+const DefaultRoutePrefix = "/v1"
+
+type config struct {
+	meterProvider  metric.MeterProvider
+	tracerProvider trace.TracerProvider
+	routePrefix    string
+}
+
+// Option configures NewObserver.
+type Option interface {
+	apply(*config)
+}
+
+type optionFunc func(*config)
+
+func (f optionFunc) apply(c *config) { f(c) }
+
+func newConfig(opts []Option) config {
+	c := config{routePrefix: DefaultRoutePrefix}
+	for _, o := range opts {
+		o.apply(&c)
+	}
+	if c.meterProvider == nil {
+		c.meterProvider = otel.GetMeterProvider()
+	}
+	if c.tracerProvider == nil {
+		c.tracerProvider = otel.GetTracerProvider()
+	}
+	return c
+}
+
+// WithMeterProvider sets the MeterProvider the metrics are recorded with.
+// Default (or nil): the global one, otel.GetMeterProvider().
+func WithMeterProvider(mp metric.MeterProvider) Option {
+	return optionFunc(func(c *config) { c.meterProvider = mp })
+}
+
+// WithTracerProvider sets the TracerProvider the store spans are made
+// with. Default (or nil): the global one, otel.GetTracerProvider().
+func WithTracerProvider(tp trace.TracerProvider) Option {
+	return optionFunc(func(c *config) { c.tracerProvider = tp })
+}
+
+// WithRoutePrefix sets the prefix the API is mounted at, for the
+// http.route attribute: prefix+"/inventory" and prefix+"/inventory/{petId}".
+// Default DefaultRoutePrefix ("/v1"); "" for an API mounted at the root.
+func WithRoutePrefix(prefix string) Option {
+	return optionFunc(func(c *config) { c.routePrefix = prefix })
+}
