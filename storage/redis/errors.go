@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strings"
 	"syscall"
 
 	"github.com/petinventory/petinventory/inventory"
@@ -35,14 +36,54 @@ func translate(op string, err error) error {
 		return err
 	}
 	if unavailable(err) {
-		return &inventory.Error{
-			Code:    inventory.CodeUnavailable,
-			Status:  inventory.CodeUnavailable.Status(),
-			Message: "redis " + op + ": Redis cannot be reached, timed out, or refuses work for now",
-			Err:     err,
-		}
+		return inventory.Unavailable(fmt.Errorf("redis %s: Redis cannot be reached, timed out, or refuses work for now: %w", op, err))
 	}
 	return fmt.Errorf("redisstore: %s: %w", op, err)
+}
+
+// ErrMisconfigured matches (errors.Is) the errors of a store whose client
+// reaches a server that cannot serve it as configured: a Cluster node
+// reached as a single node (MOVED or ASK), or a server that does not know
+// the store's commands (a sentinel's port). Such an error also matches
+// inventory.ErrUnavailable: the API answers 503, and Ready fails.
+var ErrMisconfigured = errors.New("redisstore: the Redis URL or client does not fit the server it reaches")
+
+// misconfigured returns the fix for an error that says the client reaches
+// the wrong kind of server, or "" when err is not one. cluster tells
+// whether the client is a ClusterClient (which follows MOVED and ASK on
+// its own, so that those are only a slot migration for it).
+func misconfigured(err error, cluster bool) string {
+	var re redis.Error
+	if !errors.As(err, &re) {
+		return ""
+	}
+	msg := re.Error()
+	switch {
+	case !cluster && (strings.HasPrefix(msg, "MOVED ") || strings.HasPrefix(msg, "ASK ")):
+		return "the server is a Redis Cluster node that does not own the store's keys, reached as a single node; name the Cluster instead: REDIS_URL=redis://host:port?cluster=true (or ?addr=host2:port2&addr=… for more seeds), or pass a redis.ClusterClient to New"
+	case strings.HasPrefix(msg, "ERR unknown command"):
+		return "the server does not know a command the store needs (WATCH, MULTI, EXEC): it is probably a Redis Sentinel's port; name the master through the sentinels instead: REDIS_URL=redis://sentinel:port?master_name=NAME&addr=sentinel2:port, or pass a redis.NewFailoverClient to New"
+	}
+	return ""
+}
+
+// reloadAfter reports whether err tells that a ClusterClient's slot map
+// may be out of date: the node did not answer or refused the slot
+// (a connection error, a timeout, CLUSTERDOWN, TRYAGAIN, MOVED, ASK,
+// READONLY from a master demoted to replica).
+func reloadAfter(err error) bool {
+	if errors.Is(err, context.Canceled) {
+		return false // the caller gave up: says nothing of the Cluster
+	}
+	if unavailable(err) {
+		return true
+	}
+	var re redis.Error
+	if errors.As(err, &re) {
+		msg := re.Error()
+		return strings.HasPrefix(msg, "MOVED ") || strings.HasPrefix(msg, "ASK ")
+	}
+	return false
 }
 
 // unavailable reports whether err says that Redis cannot serve the call
