@@ -36,6 +36,7 @@ type Node struct {
 	Dir  string
 
 	t      testing.TB
+	args   []string // redis-server's arguments, for Restart
 	mu     sync.Mutex
 	cmd    *exec.Cmd
 	exited chan struct{}
@@ -125,29 +126,9 @@ func startNode(t testing.TB, name string, argv func(port int, dir string) []stri
 	var lastLog string
 	for attempt := 0; attempt < 5; attempt++ {
 		n := &Node{Name: name, Port: FreePort(t), Dir: t.TempDir(), t: t}
-		n.cmd = exec.Command("redis-server", argv(n.Port, n.Dir)...)
-		n.exited = make(chan struct{})
-		if err := n.cmd.Start(); err != nil {
-			t.Fatalf("starting redis-server for %s: %v", name, err)
-		}
-		cmd, exited := n.cmd, n.exited
-		go func() {
-			_ = cmd.Wait()
-			close(exited)
-		}()
+		n.args = argv(n.Port, n.Dir)
 		t.Cleanup(n.Kill)
-		err := Poll(10*time.Second, func() error {
-			select {
-			case <-exited:
-				return errExited
-			default:
-			}
-			pong, err := n.DoString("PING")
-			if err == nil && pong != "PONG" {
-				err = fmt.Errorf("PING answered %q", pong)
-			}
-			return err
-		})
+		err := n.spawn()
 		if err == nil {
 			return n
 		}
@@ -159,6 +140,49 @@ func startNode(t testing.TB, name string, argv func(port int, dir string) []stri
 	}
 	t.Fatalf("redis-server for %s: no free port after 5 attempts; last log:\n%s", name, lastLog)
 	return nil
+}
+
+// spawn starts the process with n.args and waits until it answers PING.
+func (n *Node) spawn() error {
+	n.mu.Lock()
+	n.cmd = exec.Command("redis-server", n.args...)
+	n.exited = make(chan struct{})
+	cmd, exited := n.cmd, n.exited
+	if err := cmd.Start(); err != nil {
+		n.cmd = nil
+		n.mu.Unlock()
+		return err
+	}
+	n.mu.Unlock()
+	go func() {
+		_ = cmd.Wait()
+		close(exited)
+	}()
+	return Poll(10*time.Second, func() error {
+		select {
+		case <-exited:
+			return errExited
+		default:
+		}
+		pong, err := n.DoString("PING")
+		if err == nil && pong != "PONG" {
+			err = fmt.Errorf("PING answered %q", pong)
+		}
+		return err
+	})
+}
+
+// Restart starts a killed node again, with the same port, directory and
+// settings (a Cluster node keeps its nodes.conf, so it rejoins), and waits
+// until it answers PING.
+func (n *Node) Restart() {
+	n.t.Helper()
+	if n.Alive() {
+		n.t.Fatalf("%s: Restart of a node that is running", n.Name)
+	}
+	if err := n.spawn(); err != nil {
+		n.t.Fatalf("restarting %s on port %d: %v; its log:\n%s", n.Name, n.Port, err, n.Log())
+	}
 }
 
 var errExited = fmt.Errorf("redis-server exited")

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -23,6 +24,7 @@ type Proxy struct {
 	conns  map[net.Conn]struct{}
 	closed bool
 	wg     sync.WaitGroup
+	epoch  atomic.Int64 // bumped by Sever: chunks read before it are dropped
 }
 
 // StartProxy listens on a free loopback port and forwards to target with
@@ -63,6 +65,20 @@ func (p *Proxy) Close() {
 	p.wg.Wait()
 }
 
+// Sever closes every open connection at once and drops the bytes still
+// in flight, as when the host at one end goes down: what the proxy has
+// read but not yet delivered (up to Delay's worth of stream) is lost. It
+// keeps accepting new connections.
+func (p *Proxy) Sever() {
+	p.epoch.Add(1)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for c := range p.conns {
+		c.Close()
+		delete(p.conns, c)
+	}
+}
+
 func (p *Proxy) track(c net.Conn) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -100,8 +116,9 @@ func (p *Proxy) accept() {
 }
 
 type chunk struct {
-	due  time.Time
-	data []byte
+	due   time.Time
+	epoch int64
+	data  []byte
 }
 
 // pipe copies from src to dst, each chunk Delay after it was read. When
@@ -116,6 +133,9 @@ func (p *Proxy) pipe(src, dst net.Conn) {
 		defer close(done)
 		for c := range queue {
 			time.Sleep(time.Until(c.due))
+			if c.epoch != p.epoch.Load() { // severed: never delivered
+				continue
+			}
 			if _, err := dst.Write(c.data); err != nil {
 				src.Close()
 				for range queue { // drain, so the reader never blocks
@@ -131,7 +151,7 @@ func (p *Proxy) pipe(src, dst net.Conn) {
 	for {
 		n, err := src.Read(buf)
 		if n > 0 {
-			queue <- chunk{due: time.Now().Add(p.Delay), data: append([]byte(nil), buf[:n]...)}
+			queue <- chunk{due: time.Now().Add(p.Delay), epoch: p.epoch.Load(), data: append([]byte(nil), buf[:n]...)}
 		}
 		if err != nil {
 			if !errors.Is(err, io.EOF) {

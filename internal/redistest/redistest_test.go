@@ -1,6 +1,8 @@
 package redistest
 
 import (
+	"fmt"
+	"net"
 	"strconv"
 	"testing"
 	"time"
@@ -29,6 +31,37 @@ func TestProxyDelays(t *testing.T) {
 	n.Kill()
 	if _, err := DoString(p.Addr(), Timeout, "PING"); err == nil {
 		t.Error("PING through the proxy to a killed node succeeded")
+	}
+}
+
+// TestProxySever checks that Sever drops what is in flight: a SET sent
+// through the proxy just before never reaches Redis.
+func TestProxySever(t *testing.T) {
+	t.Parallel()
+	n := StartNode(t, "severed")
+	p := StartProxy(t, n.Addr(), 300*time.Millisecond)
+	conn, err := net.Dial("tcp", p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.Write(encode([]string{"SET", "k", "lost"})); err != nil {
+		t.Fatal(err)
+	}
+	// The SET is in the proxy's queue once the proxy has dialled Redis.
+	if err := Poll(5*time.Second, func() error {
+		v, err := n.Info("clients", "connected_clients")
+		if err == nil && v != "2" { // the proxy's and this INFO's
+			err = fmt.Errorf("%s clients", v)
+		}
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	p.Sever()
+	time.Sleep(2 * p.Delay) // past the moment it would have been delivered
+	if v, err := n.Do("GET", "k"); err != nil || v != nil {
+		t.Fatalf("GET k = %v, %v after Sever; want nil: the SET in flight was delivered", v, err)
 	}
 }
 
