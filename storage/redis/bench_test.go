@@ -36,7 +36,7 @@ package redisstore_test
 // changed) and exhausted (calls that ran out of retries, 503 through the
 // API), from Store.Stats for api and store and counted by the loop for raw.
 //
-// BenchmarkList/{backend}/items=N/{api,store}/{unchanged,changed} and
+// BenchmarkList/{backend}/items=N/{api,store}-{unchanged,changed} and
 // …/raw list an inventory of N pets from one caller. The store is an
 // inventory.VersionedLister: "unchanged" lists while nothing is written,
 // so the API answers from its cached encoding after one GET of the
@@ -645,8 +645,8 @@ func BenchmarkList(b *testing.B) {
 					b.StopTimer()
 					m.report(b.N)
 				}
-				b.Run("api/unchanged", func(b *testing.B) { apiList(b, false) })
-				b.Run("api/changed", func(b *testing.B) { apiList(b, true) })
+				b.Run("api-unchanged", func(b *testing.B) { apiList(b, false) })
+				b.Run("api-changed", func(b *testing.B) { apiList(b, true) })
 				storeList := func(b *testing.B, changed bool) {
 					_, version, _, err := store.ListSince(ctx, 0)
 					if err != nil {
@@ -668,8 +668,8 @@ func BenchmarkList(b *testing.B) {
 					b.StopTimer()
 					m.report(b.N)
 				}
-				b.Run("store/unchanged", func(b *testing.B) { storeList(b, false) })
-				b.Run("store/changed", func(b *testing.B) { storeList(b, true) })
+				b.Run("store-unchanged", func(b *testing.B) { storeList(b, false) })
+				b.Run("store-changed", func(b *testing.B) { storeList(b, true) })
 				b.Run("raw", func(b *testing.B) {
 					keys := rawKeysOf(store)
 					m := startMeter(b, c, rt, r)
@@ -689,7 +689,7 @@ func BenchmarkList(b *testing.B) {
 	})
 }
 
-// BenchmarkUpdateReplicaAcks/{off,acks=1} runs the 32 callers of
+// BenchmarkUpdateReplicaAcks/redis-server/distinct/{store-noacks,store-acks1} runs the 32 callers of
 // BenchmarkUpdate (distinct pets, Store.SetQuantity) against a master with
 // one replica, both started by the benchmark (internal/redistest), without
 // and with WithReplicaAcks(1, 500ms): the cost of waiting for the replica
@@ -711,10 +711,10 @@ func BenchmarkUpdateReplicaAcks(b *testing.B) {
 	}
 	r := benchRedis{url: "redis://" + master.Addr() + "/0", real: true}
 	for _, acks := range []int{0, 1} {
-		name := "off"
+		name := "redis-server/distinct/store-noacks"
 		var opts []redisstore.Option
 		if acks > 0 {
-			name = fmt.Sprintf("acks=%d", acks)
+			name = fmt.Sprintf("redis-server/distinct/store-acks%d", acks)
 			opts = append(opts, redisstore.WithReplicaAcks(acks, 500*time.Millisecond))
 		}
 		b.Run(name, func(b *testing.B) {

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# list-load.sh OUT [ROUNDS] measures the list through examples/redis on a
+# real Redis against bare Gin writing the same bytes. For each inventory
+# size of ITEMS ("100 10000") it starts, on loopback ports:
+#
+#   redis  examples/redis -framework gin on a private redis-server (see
+#          common.sh), seeded with that many pets under a prefix of its own
+#   bare   examples/internal/bareserver: Gin answering GET /v1/inventory
+#          with the bytes examples/redis answered (checked identical)
+#
+# then runs examples/loadgen with -mix list=1,update=0 (nothing changes, so
+# the library answers from its cached encoding after one GET of the
+# version key) against each for DURATION (10s) at CONNS (8) connections,
+# ROUNDS times (default 3) interleaved (redis, bare, redis, bare, …),
+# each after waiting for a quiet machine. Output:
+# OUT/list-load/<server>.i<items>.r<round>.txt, and one line per round
+# with both req/s and their ratio.
+#
+#   scripts/bench/list-load.sh /tmp/bench 3
+source "$(dirname "$0")/common.sh"
+out=${1:?usage: list-load.sh OUT [ROUNDS]}
+rounds=${2:-3}
+duration=${DURATION:-10s}
+conns=${CONNS:-8}
+sizes=${ITEMS:-100 10000}
+dir="$out/list-load"
+mkdir -p "$dir" "$out/bin"
+
+(cd "$ROOT/examples" && go build -o "$out/bin/redis" ./redis && go build -o "$out/bin/bareserver" ./internal/bareserver &&
+	go build -o "$out/bin/loadgen" ./loadgen)
+machine | tee "$dir/machine.txt"
+start_redis >>"$dir/machine.txt" # not in a pipe: it must run in this shell
+tail -1 "$dir/machine.txt"
+
+key="load-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"
+export INVENTORY_API_KEYS=$key INVENTORY_API_KEY=$key
+pids=()
+stop_servers() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+	pids=()
+}
+trap 'stop_servers; kill "$REDIS_PID" 2>/dev/null || true; wait "$REDIS_PID" 2>/dev/null || true; rm -rf "$REDIS_DIR"' EXIT
+
+wait_answer() { # wait_answer PORT: until GET /v1/inventory answers 200
+	for _ in $(seq 200); do
+		curl -sf -o /dev/null -H "Authorization: Bearer $key" "http://127.0.0.1:$1/v1/inventory" && return 0
+		sleep 0.1
+	done
+	echo "nothing answers on port $1 (logs in $dir)" >&2
+	return 1
+}
+
+status=0
+for n in $sizes; do
+	seed="$dir/seed.$n.json"
+	awk -v n="$n" 'BEGIN {
+		split("available pending sold", st, " ")
+		printf "["
+		for (i = 1; i <= n; i++) printf "%s{\"petId\":%d,\"quantity\":%d,\"status\":\"%s\"}", (i > 1 ? "," : ""), i, (i * 7919) % 1000, st[i % 3 + 1]
+		printf "]\n"
+	}' >"$seed"
+	"$out/bin/redis" -addr 127.0.0.1:18091 -framework gin -seed "$seed" \
+		-redis-prefix "list-load-$n-$RANDOM" 2>"$dir/redis.i$n.log" &
+	pids+=($!)
+	wait_answer 18091
+	curl -sf -H "Authorization: Bearer $key" http://127.0.0.1:18091/v1/inventory >"$dir/body.$n.json"
+	"$out/bin/bareserver" -addr 127.0.0.1:18092 -body "$dir/body.$n.json" 2>"$dir/bare.i$n.log" &
+	pids+=($!)
+	wait_answer 18092
+	curl -sf -H "Authorization: Bearer $key" http://127.0.0.1:18092/v1/inventory | cmp - "$dir/body.$n.json" ||
+		{ echo "bareserver does not answer the same bytes" >&2; exit 1; }
+	echo "# items=$n: $(wc -c <"$dir/body.$n.json") bytes per list"
+	for r in $(seq "$rounds"); do
+		line="items=$n round $r/$rounds c=$conns:"
+		declare -A rps=()
+		for s in redis bare; do
+			port=18091
+			[[ $s == bare ]] && port=18092
+			f="$dir/$s.i$n.r$r.txt"
+			wait_quiet | tee "$f"
+			"$out/bin/loadgen" -base-url "http://127.0.0.1:$port/v1" -mix list=1,update=0 \
+				-connections "$conns" -duration "$duration" >>"$f" 2>&1 || status=1
+			rps[$s]=$(grep '^requests' "$f" | grep -o '[0-9.]* req/s' | cut -d' ' -f1)
+			line+=" $s ${rps[$s]} req/s"
+		done
+		echo "$line, redis ÷ bare $(awk -v a="${rps[redis]}" -v b="${rps[bare]}" 'BEGIN { printf "%.2f", a / b }')"
+	done
+	stop_servers
+done
+exit $status
