@@ -28,10 +28,7 @@ func TestStoreConformanceCluster(t *testing.T) {
 	// Seed only with masters that do not own the default prefix's slot:
 	// the client must find the owner from the cluster's slot map.
 	seeds, _ := c.Others(c.KeySlot("{" + DefaultKeyPrefix + "}:status"))
-	opts := &redis.ClusterOptions{Addrs: []string{seeds[0].Addr(), seeds[1].Addr()}}
-	applyClusterTimeouts(opts)
-	client := redis.NewClusterClient(opts)
-	t.Cleanup(func() { _ = client.Close() })
+	client := topologyClient(t, "redis://"+seeds[0].Addr()+"?addr="+seeds[1].Addr(), Cluster)
 	storetest.RunConfig(t, topologyConfig(func(t *testing.T) inventory.Store {
 		return newTestStore(t, client)
 	}))
@@ -40,28 +37,26 @@ func TestStoreConformanceCluster(t *testing.T) {
 func TestStoreConformanceSentinel(t *testing.T) {
 	t.Parallel()
 	s := redistest.StartSentinel(t, redistest.SentinelOptions{})
-	opts := &redis.FailoverOptions{MasterName: s.MasterName, SentinelAddrs: s.SentinelAddrs()}
-	applyFailoverTimeouts(opts)
-	client := redis.NewFailoverClient(opts)
-	t.Cleanup(func() { _ = client.Close() })
+	addrs := s.SentinelAddrs()
+	client := topologyClient(t, "redis://"+addrs[0]+"?master_name="+s.MasterName+"&addr="+addrs[1]+"&addr="+addrs[2], Sentinel)
 	storetest.RunConfig(t, topologyConfig(func(t *testing.T) inventory.Store {
 		return newTestStore(t, client)
 	}))
 }
 
-// applyClusterTimeouts and applyFailoverTimeouts give the topology
-// clients the store's documented timeouts, as ApplyTimeouts does for a
-// single node.
-func applyClusterTimeouts(o *redis.ClusterOptions) {
-	single := &redis.Options{}
-	ApplyTimeouts(single)
-	o.DialTimeout, o.ReadTimeout, o.WriteTimeout, o.PoolTimeout = single.DialTimeout, single.ReadTimeout, single.WriteTimeout, single.PoolTimeout
-	o.ContextTimeoutEnabled = single.ContextTimeoutEnabled
-}
-
-func applyFailoverTimeouts(o *redis.FailoverOptions) {
-	single := &redis.Options{}
-	ApplyTimeouts(single)
-	o.DialTimeout, o.ReadTimeout, o.WriteTimeout, o.PoolTimeout = single.DialTimeout, single.ReadTimeout, single.WriteTimeout, single.PoolTimeout
-	o.ContextTimeoutEnabled = single.ContextTimeoutEnabled
+// topologyClient returns a client for url, which must name topology, as
+// ParseURL builds it (the store's timeouts included); closed when the test
+// ends.
+func topologyClient(t *testing.T, url string, topology Topology) redis.UniversalClient {
+	t.Helper()
+	cfg, err := ParseURL(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Topology != topology {
+		t.Fatalf("ParseURL(%q) names a %s, want a %s", url, cfg.Topology, topology)
+	}
+	client := cfg.NewClient()
+	t.Cleanup(func() { _ = client.Close() })
+	return client
 }

@@ -62,6 +62,17 @@ func TestCluster(t *testing.T) {
 		s.waitReady(20 * time.Second)
 		conformance(t, s)
 	})
+	// The same through one non-owning seed, with redisstore's
+	// cluster=true (a single address is otherwise one node), under a
+	// prefix of its own so that the two conformance runs do not change
+	// each other's pets.
+	oneSeed, _ := c.Others(c.KeySlot("{one-seed}:status"))
+	t.Run("conformance through one non-owning seed", func(t *testing.T) {
+		t.Parallel()
+		s := startServer(t, "redis://"+oneSeed[0].Addr()+"?cluster=true", "-redis-prefix", "one-seed")
+		s.waitReady(20 * time.Second)
+		conformance(t, s)
+	})
 	// A Cluster node reached as a single node answers MOVED for the
 	// store's keys: not ready.
 	t.Run("readyz non-owning master as one node", func(t *testing.T) {
