@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -297,7 +298,7 @@ func (s *Store) Ready(ctx context.Context) error {
 		if _, err := s.parseVersion(tx.Get(ctx, s.versionKey).Result()); err != nil {
 			return err
 		}
-		_, err := tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		err := txPipelined(ctx, tx, func(p redis.Pipeliner) error {
 			p.HDel(ctx, s.qtyKey, "") // refused by a read-only replica
 			p.Exists(ctx, s.versionKey)
 			return nil
@@ -388,7 +389,7 @@ func (s *Store) snapshot(ctx context.Context, op string, withVersion bool) ([]in
 		st, qt *redis.MapStringStringCmd
 		ver    *redis.StringCmd
 	)
-	_, err := s.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
+	err := txPipelined(ctx, s.client, func(p redis.Pipeliner) error {
 		if withVersion {
 			ver = p.Get(ctx, s.versionKey)
 		}
@@ -481,7 +482,7 @@ func (s *Store) SetQuantity(ctx context.Context, petID int64, quantity int) (inv
 		// nil: so TxPipelined's habit of returning redis.Nil for a nil
 		// reply even when EXEC committed cannot turn a success into a not
 		// found here.
-		_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		err = txPipelined(ctx, tx, func(p redis.Pipeliner) error {
 			p.HSet(ctx, s.qtyKey, f, quantity)
 			p.Set(ctx, s.versionKey, newVersion(), 0)
 			return nil
@@ -510,6 +511,26 @@ func (s *Store) SetQuantity(ctx context.Context, petID int64, quantity int) (inv
 			return inventory.Item{}, translate(op, err)
 		}
 	}
+}
+
+// txPipelined runs fn's commands in one MULTI/EXEC on c (a client or a
+// Tx). When Redis refused a command while queueing it and so discarded
+// the transaction (EXECABORT), the error is that command's (READONLY from
+// a replica, MOVED, OOM, NOREPLICAS…), which says why and is translated by
+// what it says; EXECABORT alone would be an unknown error.
+func txPipelined(ctx context.Context, c interface {
+	TxPipelined(context.Context, func(redis.Pipeliner) error) ([]redis.Cmder, error)
+}, fn func(redis.Pipeliner) error) error {
+	cmds, err := c.TxPipelined(ctx, fn)
+	if err == nil || !strings.HasPrefix(err.Error(), "EXECABORT") {
+		return err
+	}
+	for _, cmd := range cmds {
+		if e := cmd.Err(); e != nil && !strings.HasPrefix(e.Error(), "EXECABORT") {
+			return e
+		}
+	}
+	return err
 }
 
 // backoff is the pause before retry attempt+1: 1 ms doubling up to 64 ms,
@@ -558,12 +579,11 @@ func (s *Store) waitAcks(ctx context.Context, tx *redis.Tx, op string) error {
 // WAIT on that connection.
 func (s *Store) exec(ctx context.Context, op string, queue func(p redis.Pipeliner) error) error {
 	if s.acks == 0 {
-		_, err := s.client.TxPipelined(ctx, queue)
-		return err
+		return txPipelined(ctx, s.client, queue)
 	}
 	for attempt := 0; ; attempt++ {
 		err := s.client.Watch(ctx, func(tx *redis.Tx) error {
-			if _, err := tx.TxPipelined(ctx, queue); err != nil {
+			if err := txPipelined(ctx, tx, queue); err != nil {
 				return err
 			}
 			return s.waitAcks(ctx, tx, op)
@@ -618,7 +638,7 @@ func (s *Store) PutIfEmpty(ctx context.Context, items ...inventory.Item) (bool, 
 			if s.beforeExec != nil {
 				s.beforeExec(op)
 			}
-			if _, err = tx.TxPipelined(ctx, w.queue(ctx)); err != nil {
+			if err = txPipelined(ctx, tx, w.queue(ctx)); err != nil {
 				return err
 			}
 			wrote = true
