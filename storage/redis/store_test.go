@@ -67,7 +67,14 @@ func TestKeyLayout(t *testing.T) {
 			t.Fatal(err)
 		}
 		if n := c.Exists(ctx, tag+"status", tag+"qty", tag+"guard:-5").Val(); n != 0 {
-			t.Errorf("%d of the store's keys remain after its only entry was deleted, want 0", n)
+			t.Errorf("%d of the store's entry keys remain after its only entry was deleted, want 0", n)
+		}
+		// The version stays: it names the state "empty after these writes".
+		if v, err := c.Get(ctx, tag+"version").Uint64(); err != nil || v < 2 {
+			t.Errorf("%sversion = %d, %v; want a number from 2", tag, v, err)
+		}
+		if keys := c.Keys(ctx, "{"+s.KeyPrefix()+"}:*").Val(); len(keys) != 1 {
+			t.Errorf("keys after the only entry was deleted: %v, want only %sversion (%stx is never written)", keys, tag, tag)
 		}
 	})
 }
