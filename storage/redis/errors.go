@@ -41,6 +41,11 @@ func translate(op string, err error) error {
 	return fmt.Errorf("redisstore: %s: %w", op, err)
 }
 
+// errRedirected: a Cluster kept redirecting a transaction (MOVED or ASK)
+// past the client's max_redirects: a slot moving, or a failover under
+// way. See Store.watch.
+var errRedirected = errors.New("redis: the Cluster redirected the transaction (MOVED or ASK) more times than max_redirects allows; its slot is moving or failing over")
+
 // ErrMisconfigured matches (errors.Is) the errors of a store whose client
 // reaches a server that cannot serve it as configured: a Cluster node
 // reached as a single node (MOVED or ASK), or a server that does not know
@@ -104,6 +109,8 @@ func unavailable(err error) bool {
 		return true
 	case redis.IsLoadingError(err), redis.IsReadOnlyError(err), redis.IsMasterDownError(err),
 		redis.IsClusterDownError(err), redis.IsTryAgainError(err), redis.IsMaxClientsError(err):
+		return true
+	case errors.Is(err, errRedirected):
 		return true
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, net.ErrClosed),
 		errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):

@@ -126,7 +126,7 @@ func WithLogger(l *slog.Logger) Option {
 }
 
 // New returns a Store over client. It does not talk to Redis, so it
-// succeeds while Redis is down (use Ping for readiness); it fails on a nil
+// succeeds while Redis is down (use Ready for readiness); it fails on a nil
 // client or an invalid option. The Store does not own client: close the
 // client when done with the store.
 func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
@@ -269,7 +269,9 @@ func (s *Store) reloadClusterState() {
 	s.cluster.ReloadState(context.Background())
 }
 
-// Ping checks that Redis answers, for a readiness probe. Its error is
+// Ping checks that Redis answers PING. That is not readiness: a replica,
+// a sentinel or a Cluster node that does not own the store's keys answer
+// it too; Ready checks that the store can serve. Its error is
 // translated like every other (an unreachable Redis matches
 // inventory.ErrUnavailable).
 func (s *Store) Ping(ctx context.Context) error {
@@ -294,7 +296,7 @@ func (s *Store) Ready(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return translate(op, err)
 	}
-	err := s.client.Watch(ctx, func(tx *redis.Tx) error {
+	err := s.watch(ctx, func(tx *redis.Tx) error {
 		if _, err := s.parseVersion(tx.Get(ctx, s.versionKey).Result()); err != nil {
 			return err
 		}
@@ -493,7 +495,7 @@ func (s *Store) SetQuantity(ctx context.Context, petID int64, quantity int) (inv
 		return s.waitAcks(ctx, tx, op)
 	}
 	for attempt := 0; ; attempt++ {
-		err := s.client.Watch(ctx, txf, s.guardBase+f)
+		err := s.watch(ctx, txf, s.guardBase+f)
 		if err == nil {
 			return inventory.Item{PetID: petID, Quantity: quantity, Status: status}, nil
 		}
@@ -511,6 +513,26 @@ func (s *Store) SetQuantity(ctx context.Context, petID int64, quantity int) (inv
 			return inventory.Item{}, translate(op, err)
 		}
 	}
+}
+
+// watch runs fn in a WATCH transaction on the client, as Watch does, and
+// fails with errRedirected when fn did not run to its end although Watch
+// returned nil: go-redis's ClusterClient.Watch (v9.23) does that when a
+// MOVED or ASK outlasts its redirects (max_redirects), which would make a
+// write that never happened look like a success.
+func (s *Store) watch(ctx context.Context, fn func(*redis.Tx) error, keys ...string) error {
+	done := false
+	err := s.client.Watch(ctx, func(tx *redis.Tx) error {
+		if err := fn(tx); err != nil {
+			return err
+		}
+		done = true
+		return nil
+	}, keys...)
+	if err == nil && !done {
+		return errRedirected
+	}
+	return err
 }
 
 // txPipelined runs fn's commands in one MULTI/EXEC on c (a client or a
@@ -582,7 +604,7 @@ func (s *Store) exec(ctx context.Context, op string, queue func(p redis.Pipeline
 		return txPipelined(ctx, s.client, queue)
 	}
 	for attempt := 0; ; attempt++ {
-		err := s.client.Watch(ctx, func(tx *redis.Tx) error {
+		err := s.watch(ctx, func(tx *redis.Tx) error {
 			if err := txPipelined(ctx, tx, queue); err != nil {
 				return err
 			}
@@ -630,7 +652,7 @@ func (s *Store) PutIfEmpty(ctx context.Context, items ...inventory.Item) (bool, 
 	}
 	for attempt := 0; ; attempt++ {
 		wrote := false
-		err := s.client.Watch(ctx, func(tx *redis.Tx) error {
+		err := s.watch(ctx, func(tx *redis.Tx) error {
 			n, err := tx.HLen(ctx, s.statusKey).Result()
 			if err != nil || n > 0 {
 				return err

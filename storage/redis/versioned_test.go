@@ -332,3 +332,38 @@ func closedAddr(t *testing.T) string {
 	l.Close()
 	return addr
 }
+
+// TestClusterMovedIsUnavailable: on a ClusterClient, a MOVED that
+// outlasts go-redis's redirects (a slot moving) is unavailable for now,
+// not a misconfiguration and not an unknown error, and asks for a
+// slot-map reload. miniredis answers CLUSTER SLOTS as a one-node Cluster.
+func TestClusterMovedIsUnavailable(t *testing.T) {
+	m, _ := miniClient(t)
+	cfg, err := ParseURL("redis://" + m.Addr() + "?cluster=true&max_redirects=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := cfg.NewClient()
+	t.Cleanup(func() { _ = client.Close() })
+	s, err := New(client, WithLogger(discardLog))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Put(t.Context(), inventory.Item{PetID: 1, Quantity: 1, Status: inventory.StatusSold}); err != nil {
+		t.Fatal(err) // loads the slot map while the node still answers
+	}
+	m.SetError("MOVED 163 " + m.Addr())
+	defer m.SetError("")
+	for name, call := range calls(s) {
+		if name == "Ping" {
+			continue // PING has no key, so no slot to move
+		}
+		err := call(t.Context())
+		if !errors.Is(err, inventory.ErrUnavailable) || errors.Is(err, ErrMisconfigured) {
+			t.Errorf("%s with its slot moving = %v, want unavailable and not misconfigured", name, err)
+		}
+	}
+	if s.Stats().ClusterReloads == 0 {
+		t.Error("no slot-map reload was asked for after MOVED")
+	}
+}
