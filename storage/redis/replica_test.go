@@ -21,7 +21,8 @@ func replicated(t *testing.T, lag time.Duration) (master, replica *redistest.Nod
 	t.Helper()
 	master = redistest.StartNode(t, "acks-master")
 	proxy := redistest.StartProxy(t, master.Addr(), lag)
-	replica = redistest.StartNode(t, "acks-replica", "--replicaof", "127.0.0.1", strconv.Itoa(proxy.Port()))
+	replica = redistest.StartNode(t, "acks-replica", "--replicaof", "127.0.0.1", strconv.Itoa(proxy.Port()),
+		"--enable-debug-command", "local") // DEBUG SLEEP: a replica that stops acknowledging
 	err := redistest.Poll(20*time.Second, func() error {
 		if v, _ := replica.Info("replication", "master_link_status"); v != "up" {
 			return fmt.Errorf("replica's master_link_status is %q", v)
@@ -48,10 +49,10 @@ func replicated(t *testing.T, lag time.Duration) (master, replica *redistest.Nod
 
 // TestReplicaAcksRealReplica: with a replica 50 ms behind, every write
 // with WithReplicaAcks(1, 2s) succeeds and is on the replica when it
-// returns; with a 5 ms timeout, a write is applied but answered
-// unavailable. The second proves WAIT runs on the write's own connection:
-// on any other, whose last write the replica acknowledged long ago, WAIT
-// would count the replica at once.
+// returns. While the replica is stalled (DEBUG SLEEP), a write is applied
+// but answered unavailable once the timeout passes. That proves WAIT runs
+// on the write's own connection: on any other, whose last write the
+// replica acknowledged before it stalled, WAIT would count it at once.
 func TestReplicaAcksRealReplica(t *testing.T) {
 	_, replica, mc, _ := replicated(t, 50*time.Millisecond)
 	ctx := t.Context()
@@ -97,18 +98,29 @@ func TestReplicaAcksRealReplica(t *testing.T) {
 		t.Errorf("AckShortfalls = %d, want 0", st.AckShortfalls)
 	}
 
-	short, err := New(mc, WithKeyPrefix(s.KeyPrefix()), WithReplicaAcks(1, 5*time.Millisecond))
+	// Stall the replica for 2 s, and wait until it no longer answers. (The
+	// goroutine ends with the sleep, or when the node is killed.)
+	go func() { _, _ = redistest.Do(replica.Addr(), 5*time.Second, "DEBUG", "SLEEP", "2") }()
+	if err := redistest.Poll(2*time.Second, func() error {
+		if _, err := redistest.Do(replica.Addr(), 50*time.Millisecond, "PING"); err == nil {
+			return errors.New("the replica still answers PING")
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	short, err := New(mc, WithKeyPrefix(s.KeyPrefix()), WithReplicaAcks(1, 200*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, err = short.SetQuantity(ctx, 2, 21)
 	if !errors.Is(err, inventory.ErrUnavailable) || !strings.Contains(err.Error(), "0 of the 1 replica acknowledgements") {
-		t.Fatalf("SetQuantity with a 5ms ack timeout and a 50ms replication lag = %v, want unavailable for want of acknowledgements", err)
+		t.Fatalf("SetQuantity with the replica stalled = %v, want unavailable for want of acknowledgements", err)
 	}
 	if items, err := s.List(ctx); err != nil || len(items) != 1 || items[0].Quantity != 21 {
 		t.Errorf("List = %v, %v; want the unacknowledged write applied on the master", items, err)
 	}
-	t.Logf("4 writes acknowledged by a replica 50ms behind in %v; a 5ms ack timeout: 503", acked.Round(time.Millisecond))
+	t.Logf("4 writes acknowledged by a replica 50ms behind in %v; with the replica stalled: 503 after the 200ms ack timeout", acked.Round(time.Millisecond))
 }
 
 // TestReadyRealReplica: the master is ready; the same store on the
