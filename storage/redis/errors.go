@@ -28,7 +28,7 @@ func translate(op string, err error) error {
 	if err == nil {
 		return nil
 	}
-	if errors.Is(err, redis.Nil) {
+	if isNil(err) {
 		return inventory.ErrNotFound
 	}
 	var ie *inventory.Error
@@ -46,6 +46,14 @@ func translate(op string, err error) error {
 // way. See Store.watch.
 var errRedirected = errors.New("redis: the Cluster redirected the transaction (MOVED or ASK) more times than max_redirects allows; its slot is moving or failing over")
 
+// isNil reports whether err is Redis's nil reply itself (a missing key
+// or field), as a command returns it. A wrapped one is something else:
+// go-redis's Sentinel client wraps the nil reply of a sentinel that knows
+// no master of the configured name, and that is no missing entry.
+func isNil(err error) bool {
+	return err == redis.Nil
+}
+
 // ErrMisconfigured matches (errors.Is) the errors of a store whose client
 // reaches a server that cannot serve it as configured: a Cluster node
 // reached as a single node (MOVED or ASK), or a server that does not know
@@ -58,6 +66,9 @@ var ErrMisconfigured = errors.New("redisstore: the Redis URL or client does not 
 // whether the client is a ClusterClient (which follows MOVED and ASK on
 // its own, so that those are only a slot migration for it).
 func misconfigured(err error, cluster bool) string {
+	if strings.Contains(err.Error(), "all sentinels specified in configuration are unreachable") && errors.Is(err, redis.Nil) {
+		return "the sentinels know no master of the name REDIS_URL gives (master_name=); check it against SENTINEL MASTERS on a sentinel"
+	}
 	var re redis.Error
 	if !errors.As(err, &re) {
 		return ""

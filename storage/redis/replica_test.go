@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"strings"
 	"testing"
@@ -160,5 +161,65 @@ func TestReadyRealReplica(t *testing.T) {
 	}
 	if _, err := onReplica.List(ctx); err != nil {
 		t.Errorf("List on the replica = %v: reads work there, which is why Ping and a read are not readiness", err)
+	}
+}
+
+// TestSentinelTopology: through real sentinels, the store on the master
+// they name is ready and serves; a master_name the sentinels do not know
+// is a configuration error (503, logged once), never "not found" or an
+// empty list (go-redis wraps the sentinels' nil reply); and sentinels that
+// cannot be reached are unavailable.
+func TestSentinelTopology(t *testing.T) {
+	set := redistest.StartSentinel(t, redistest.SentinelOptions{})
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	storeFor := func(url string, opts ...Option) *Store {
+		t.Helper()
+		cfg, err := ParseURL(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := cfg.NewClient()
+		t.Cleanup(func() { _ = c.Close() })
+		s, err := New(c, append([]Option{WithKeyPrefix(uniquePrefix(t))}, opts...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	addrs := set.SentinelAddrs()
+	good := storeFor("redis://" + addrs[0] + "?master_name=" + set.MasterName + "&addr=" + addrs[1] + "&addr=" + addrs[2])
+	if err := good.Ready(ctx); err != nil {
+		t.Fatalf("Ready through the sentinels = %v", err)
+	}
+	if err := good.Put(ctx, inventory.Item{PetID: 1, Quantity: 1, Status: inventory.StatusSold}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := good.SetQuantity(ctx, 1, 2); err != nil {
+		t.Fatal(err)
+	}
+
+	var buf syncBuffer
+	wrong := storeFor("redis://"+addrs[0]+"?master_name=no-such-master", WithLogger(slog.New(slog.NewTextHandler(&buf, nil))))
+	for name, call := range calls(wrong) {
+		err := call(ctx)
+		if !errors.Is(err, inventory.ErrUnavailable) || !errors.Is(err, ErrMisconfigured) || errors.Is(err, inventory.ErrNotFound) {
+			t.Errorf("%s with a master name the sentinels do not know = %v, want unavailable and misconfigured", name, err)
+		}
+	}
+	if logs := buf.String(); strings.Count(logs, "configuration error") != 1 || !strings.Contains(logs, "master_name") {
+		t.Errorf("want one configuration error naming master_name in the log:\n%s", logs)
+	}
+
+	gone := storeFor("redis://" + closedAddr(t) + "?master_name=" + set.MasterName)
+	for name, call := range calls(gone) {
+		// The API's store timeout bounds each call; within it, no
+		// sentinel answering is unavailable.
+		callCtx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+		err := call(callCtx)
+		cancel()
+		if !errors.Is(err, inventory.ErrUnavailable) || errors.Is(err, ErrMisconfigured) {
+			t.Errorf("%s with no sentinel reachable = %v, want unavailable", name, err)
+		}
 	}
 }

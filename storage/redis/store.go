@@ -367,7 +367,7 @@ func (s *Store) ListSince(ctx context.Context, since uint64) ([]inventory.Item, 
 
 // parseVersion reads the reply of a GET of the version key.
 func (s *Store) parseVersion(raw string, err error) (uint64, error) {
-	if errors.Is(err, redis.Nil) {
+	if isNil(err) {
 		return emptyVersion, nil
 	}
 	if err != nil {
@@ -402,7 +402,7 @@ func (s *Store) snapshot(ctx context.Context, op string, withVersion bool) ([]in
 	// HGETALL never replies nil (a missing hash is an empty map), but GET
 	// of a missing version key does, and TxPipelined then returns
 	// redis.Nil although EXEC committed: that one is no failure.
-	if errors.Is(err, redis.Nil) && st.Err() == nil && qt.Err() == nil {
+	if isNil(err) && ver != nil && isNil(ver.Err()) && st.Err() == nil && qt.Err() == nil {
 		err = nil
 	}
 	if err != nil {
