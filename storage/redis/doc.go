@@ -113,12 +113,14 @@
 // write that changes nothing, the way a request does. So a Cluster node
 // that does not own the store's slot reached as a single node (MOVED), a
 // sentinel's port (unknown command), a read-only replica (READONLY) and a
-// Sentinel or Cluster with no master are not ready. MOVED or ASK on a
-// client that is not a ClusterClient, and a command the server does not
-// know, are a configuration error: logged once (WithLogger) naming the
-// fix, and every call fails with an error that matches both
-// inventory.ErrUnavailable (the API answers 503, never 500) and
-// ErrMisconfigured.
+// Sentinel or Cluster with no master are not ready. A topology that does
+// not fit the server is a configuration error: MOVED or ASK on a client
+// that is not a ClusterClient, a command the server does not know, a
+// Cluster URL naming a server with cluster support disabled, a
+// master_name the sentinels do not know. It is logged once (WithLogger)
+// naming the fix, and every call fails with an error that matches both
+// inventory.ErrUnavailable (the API answers 503, never 500, never a
+// made-up "not found" or empty list) and ErrMisconfigured.
 //
 // # Failover
 //

@@ -56,8 +56,9 @@ func isNil(err error) bool {
 
 // ErrMisconfigured matches (errors.Is) the errors of a store whose client
 // reaches a server that cannot serve it as configured: a Cluster node
-// reached as a single node (MOVED or ASK), or a server that does not know
-// the store's commands (a sentinel's port). Such an error also matches
+// reached as a single node (MOVED or ASK), a server that does not know
+// the store's commands (a sentinel's port), a single node reached as a
+// Cluster, or sentinels that know no master of the configured name. Such an error also matches
 // inventory.ErrUnavailable: the API answers 503, and Ready fails.
 var ErrMisconfigured = errors.New("redisstore: the Redis URL or client does not fit the server it reaches")
 
@@ -77,6 +78,8 @@ func misconfigured(err error, cluster bool) string {
 	switch {
 	case !cluster && (strings.HasPrefix(msg, "MOVED ") || strings.HasPrefix(msg, "ASK ")):
 		return "the server is a Redis Cluster node that does not own the store's keys, reached as a single node; name the Cluster instead: REDIS_URL=redis://host:port?cluster=true (or ?addr=host2:port2&addr=… for more seeds), or pass a redis.ClusterClient to New"
+	case cluster && strings.Contains(msg, "cluster support disabled"):
+		return "the server is not a Cluster node (cluster support disabled) but REDIS_URL names a Cluster; drop cluster=true and addr= to name one node, or use master_name= for Sentinel"
 	case strings.HasPrefix(msg, "ERR unknown command"):
 		return "the server does not know a command the store needs (WATCH, MULTI, EXEC): it is probably a Redis Sentinel's port; name the master through the sentinels instead: REDIS_URL=redis://sentinel:port?master_name=NAME&addr=sentinel2:port, or pass a redis.NewFailoverClient to New"
 	}

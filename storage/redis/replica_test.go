@@ -223,3 +223,31 @@ func TestSentinelTopology(t *testing.T) {
 		}
 	}
 }
+
+// TestClusterURLOnSingleNode: REDIS_URL says Cluster but names a server
+// with cluster support disabled: a configuration error naming the fix,
+// answered 503, not an unknown error.
+func TestClusterURLOnSingleNode(t *testing.T) {
+	node := redistest.StartNode(t, "not-a-cluster")
+	cfg, err := ParseURL("redis://" + node.Addr() + "?cluster=true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := cfg.NewClient()
+	t.Cleanup(func() { _ = c.Close() })
+	var buf syncBuffer
+	s, err := New(c, WithKeyPrefix(uniquePrefix(t)), WithLogger(slog.New(slog.NewTextHandler(&buf, nil))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	for name, call := range calls(s) {
+		if err := call(ctx); !errors.Is(err, inventory.ErrUnavailable) || !errors.Is(err, ErrMisconfigured) {
+			t.Errorf("%s = %v, want unavailable and misconfigured", name, err)
+		}
+	}
+	if logs := buf.String(); strings.Count(logs, "configuration error") != 1 || !strings.Contains(logs, "not a Cluster node") {
+		t.Errorf("want one configuration error saying the server is not a Cluster node:\n%s", logs)
+	}
+}
