@@ -58,8 +58,9 @@ func isNil(err error) bool {
 // reaches a server that cannot serve it as configured: a Cluster node
 // reached as a single node (MOVED or ASK), a server that does not know
 // the store's commands (a sentinel's port), a single node reached as a
-// Cluster, or sentinels that know no master of the configured name. Such an error also matches
-// inventory.ErrUnavailable: the API answers 503, and Ready fails.
+// Cluster, or sentinels that know no master of the configured name. Such
+// an error also matches inventory.ErrUnavailable: the API answers 503,
+// and Ready fails. The store logs the first one, with its fix.
 var ErrMisconfigured = errors.New("redisstore: the Redis URL or client does not fit the server it reaches")
 
 // misconfigured returns the fix for an error that says the client reaches
