@@ -55,6 +55,7 @@ func replicated(t *testing.T, lag time.Duration) (master, replica *redistest.Nod
 // on the write's own connection: on any other, whose last write the
 // replica acknowledged before it stalled, WAIT would count it at once.
 func TestReplicaAcksRealReplica(t *testing.T) {
+	t.Parallel()
 	_, replica, mc, _ := replicated(t, 50*time.Millisecond)
 	ctx := t.Context()
 	s := newTestStore(t, mc, WithReplicaAcks(1, 2*time.Second))
@@ -128,6 +129,7 @@ func TestReplicaAcksRealReplica(t *testing.T) {
 // replica (a REDIS_URL naming it by mistake, or a master demoted by a
 // failover) answers PING but is not ready: READONLY.
 func TestReadyRealReplica(t *testing.T) {
+	t.Parallel()
 	_, _, mc, rc := replicated(t, 0)
 	prefix := uniquePrefix(t)
 	onMaster, err := New(mc, WithKeyPrefix(prefix))
@@ -170,6 +172,7 @@ func TestReadyRealReplica(t *testing.T) {
 // empty list (go-redis wraps the sentinels' nil reply); and sentinels that
 // cannot be reached are unavailable.
 func TestSentinelTopology(t *testing.T) {
+	t.Parallel()
 	set := redistest.StartSentinel(t, redistest.SentinelOptions{})
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
@@ -228,6 +231,7 @@ func TestSentinelTopology(t *testing.T) {
 // with cluster support disabled: a configuration error naming the fix,
 // answered 503, not an unknown error.
 func TestClusterURLOnSingleNode(t *testing.T) {
+	t.Parallel()
 	node := redistest.StartNode(t, "not-a-cluster")
 	cfg, err := ParseURL("redis://" + node.Addr() + "?cluster=true")
 	if err != nil {

@@ -223,6 +223,7 @@ func (b *syncBuffer) String() string {
 // TestClusterReloadThrottled: a ClusterClient whose every call fails asks
 // for a slot-map reload at most once per reloadInterval, and at least once.
 func TestClusterReloadThrottled(t *testing.T) {
+	t.Parallel()
 	addr := closedAddr(t)
 	cfg, err := ParseURL("redis://" + addr + "?cluster=true&dialer_retries=1")
 	if err != nil {
