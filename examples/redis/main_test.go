@@ -537,3 +537,18 @@ func TestReadyzWaitsForSeed(t *testing.T) {
 		t.Errorf("/readyz on a Cluster node reached as one node = %d %s, want 503", status, body)
 	}
 }
+
+// TestStartupLogNamesTopology: the startup log line names the topology
+// and address of REDIS_URL, never its password.
+func TestStartupLogNamesTopology(t *testing.T) {
+	m := miniredis.RunT(t)
+	m.RequireAuth("hunter2")
+	s := start(t, config{framework: "gin", redisURL: "redis://:hunter2@" + m.Addr() + "/0"})
+	logs := s.logs.String()
+	if want := `store="redis single node ` + m.Addr() + `, db 0"`; !strings.Contains(logs, want) {
+		t.Errorf("the log does not say %s:\n%s", want, logs)
+	}
+	if strings.Contains(logs, "hunter2") {
+		t.Errorf("the log shows the Redis password:\n%s", logs)
+	}
+}
