@@ -185,6 +185,35 @@ func (n *Node) Restart() {
 	}
 }
 
+// Replicated writes a marker key on master and waits, up to 10 s, until
+// every replica has it, and returns how long that took. Use it to know a
+// replica is streaming, not just connected: after the initial sync a
+// master streams to a replica only from its first REPLCONF ACK (up to a
+// second later), and until then WAIT counts no acknowledgement from it.
+func Replicated(master *Node, replicas ...*Node) (time.Duration, error) {
+	marker := strconv.FormatInt(time.Now().UnixNano(), 10)
+	start := time.Now()
+	if _, err := master.Do("SET", "redistest:replication-marker", marker); err != nil {
+		return 0, err
+	}
+	for _, r := range replicas {
+		for {
+			v, err := r.Do("GET", "redistest:replication-marker")
+			if err != nil {
+				return 0, err
+			}
+			if v == marker {
+				break
+			}
+			if time.Since(start) > 10*time.Second {
+				return 0, fmt.Errorf("%s has not received a write made 10 s ago on %s", r.Name, master.Name)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	return time.Since(start), nil
+}
+
 var errExited = fmt.Errorf("redis-server exited")
 
 // FreePort returns a loopback port that was free a moment ago.

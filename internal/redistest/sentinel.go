@@ -279,26 +279,5 @@ func (s *SentinelSet) WaitFailover(old *Node, timeout time.Duration) *Node {
 // it took to appear on every live replica (to the 5 ms of polling): the
 // replication lag right now, as a reader of a replica would see it.
 func (s *SentinelSet) ReplicationDelay() (time.Duration, error) {
-	master := s.Master()
-	marker := strconv.FormatInt(time.Now().UnixNano(), 10)
-	start := time.Now()
-	if _, err := master.Do("SET", "redistest:lag-marker", marker); err != nil {
-		return 0, err
-	}
-	for _, r := range s.Replicas() {
-		for {
-			v, err := r.Do("GET", "redistest:lag-marker")
-			if err != nil {
-				return 0, err
-			}
-			if v == marker {
-				break
-			}
-			if time.Since(start) > 10*time.Second {
-				return 0, fmt.Errorf("%s has not received a write made 10 s ago on the master", r.Name)
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
-	}
-	return time.Since(start), nil
+	return Replicated(s.Master(), s.Replicas()...)
 }

@@ -699,13 +699,19 @@ func BenchmarkList(b *testing.B) {
 func BenchmarkUpdateReplicaAcks(b *testing.B) {
 	redistest.Require(b)
 	master := redistest.StartNode(b, "bench-master")
-	redistest.StartNode(b, "bench-replica", "--replicaof", "127.0.0.1", strconv.Itoa(master.Port))
+	replica := redistest.StartNode(b, "bench-replica", "--replicaof", "127.0.0.1", strconv.Itoa(master.Port))
+	// Streaming, not just connected: until the master has the replica's
+	// first acknowledgement after the initial sync (up to a second), WAIT
+	// counts nothing from it.
 	err := redistest.Poll(20*time.Second, func() error {
-		if v, err := master.Info("replication", "connected_slaves"); err != nil || v != "1" {
-			return fmt.Errorf("the master has %q replicas (%v)", v, err)
+		if v, err := replica.Info("replication", "master_link_status"); err != nil || v != "up" {
+			return fmt.Errorf("the replica's master_link_status is %q (%v)", v, err)
 		}
 		return nil
 	})
+	if err == nil {
+		_, err = redistest.Replicated(master, replica)
+	}
 	if err != nil {
 		b.Fatal(err)
 	}
