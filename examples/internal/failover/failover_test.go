@@ -153,7 +153,7 @@ func failover(t *testing.T, topology string, acks int, lag time.Duration) {
 				}
 				mu.Unlock()
 				got, err := do(context.Background(), client, "PATCH",
-					srv.base+"/v1/inventory/"+strconv.Itoa(pet), fmt.Sprintf(`{"quantity":%d}`, v))
+					srv.Base+"/v1/inventory/"+strconv.Itoa(pet), fmt.Sprintf(`{"quantity":%d}`, v))
 				mu.Lock()
 				if err != nil {
 					transport.Add(1)
@@ -162,22 +162,22 @@ func failover(t *testing.T, topology string, acks int, lag time.Duration) {
 					time.Sleep(50 * time.Millisecond)
 					continue
 				}
-				statuses[got.status]++
+				statuses[got.Status]++
 				switch {
-				case got.status == 200 && !after:
+				case got.Status == 200 && !after:
 					states[i].lastAcked = v
 					states[i].ackedBefore++
-				case got.status == 200:
+				case got.Status == 200:
 					if states[i].recoveredAt.IsZero() {
 						states[i].recoveredAt = time.Now()
 					}
-				case got.status == 503 && got.code() == "unavailable" && got.header.Get("Retry-After") != "":
+				case got.Status == 503 && got.Code() == "unavailable" && got.Header.Get("Retry-After") != "":
 				default:
 					t.Errorf("pet %d: update %d: %d %s (Retry-After %q); only 200, or 503 unavailable with Retry-After, may be answered",
-						pet, v, got.status, got.body, got.header.Get("Retry-After"))
+						pet, v, got.Status, got.Body, got.Header.Get("Retry-After"))
 				}
 				mu.Unlock()
-				if got.status != 200 {
+				if got.Status != 200 {
 					// Retry soon, not after Retry-After: the window is
 					// measured to a twentieth of a second.
 					time.Sleep(50 * time.Millisecond)
@@ -260,14 +260,14 @@ func failover(t *testing.T, topology string, acks int, lag time.Duration) {
 	// What the promoted master holds of each writer's pet.
 	var items []item
 	err = redistest.Poll(20*time.Second, func() error {
-		got, err := do(context.Background(), client, "GET", srv.base+"/v1/inventory", "")
+		got, err := do(context.Background(), client, "GET", srv.Base+"/v1/inventory", "")
 		if err != nil {
 			return err
 		}
-		if got.status != 200 {
-			return fmt.Errorf("GET /v1/inventory: %d %s", got.status, got.body)
+		if got.Status != 200 {
+			return fmt.Errorf("GET /v1/inventory: %d %s", got.Status, got.Body)
 		}
-		return json.Unmarshal(got.body, &items)
+		return json.Unmarshal(got.Body, &items)
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -1,21 +1,16 @@
 package failover
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/petinventory/petinventory/examples/internal/proctest"
 	"github.com/petinventory/petinventory/internal/redistest"
 )
 
@@ -31,15 +26,13 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	serverBin = filepath.Join(dir, "inventory-server")
-	conformanceBin = filepath.Join(dir, "inventory-conformance")
-	for bin, pkg := range map[string]string{serverBin: "../../redis", conformanceBin: "../../../conformancetest/cmd/inventory-conformance"} {
-		build := exec.Command("go", "build", "-o", bin, pkg)
-		build.Stdout, build.Stderr = os.Stderr, os.Stderr
-		if err := build.Run(); err != nil {
-			fmt.Fprintf(os.Stderr, "building %s: %v\n", pkg, err)
-			os.Exit(1)
-		}
+	serverBin, err = proctest.Build(dir, "../../redis", "inventory-server")
+	if err == nil {
+		conformanceBin, err = proctest.Build(dir, "../../../conformancetest/cmd/inventory-conformance", "inventory-conformance")
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
@@ -74,97 +67,23 @@ func sentinelURL(s *redistest.SentinelSet) string {
 
 // server is a running examples/redis process.
 type server struct {
-	t    *testing.T
-	cmd  *exec.Cmd
-	base string // http://127.0.0.1:port
-	logs *syncBuffer
-	done chan error
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (w *syncBuffer) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
-}
-
-func (w *syncBuffer) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.String()
+	*proctest.Server
+	t *testing.T
 }
 
 // startServer runs examples/redis on redisURL with args and waits until
 // /healthz answers (not /readyz: some tests want a server that is not
-// ready). The server is stopped when the test ends, and its logs must not
+// ready). It is stopped when the test ends, and its output must not
 // contain the key.
 func startServer(t *testing.T, redisURL string, args ...string) *server {
 	t.Helper()
-	port := redistest.FreePort(t)
-	s := &server{t: t, base: fmt.Sprintf("http://127.0.0.1:%d", port), logs: &syncBuffer{}, done: make(chan error, 1)}
-	s.cmd = exec.Command(serverBin, append([]string{"-addr", fmt.Sprintf("127.0.0.1:%d", port)}, args...)...)
-	s.cmd.Env = append(os.Environ(), "REDIS_URL="+redisURL, "INVENTORY_API_KEYS="+apiKey)
-	s.cmd.Stdout, s.cmd.Stderr = s.logs, s.logs
-	if err := s.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { s.done <- s.cmd.Wait() }()
-	t.Cleanup(func() {
-		s.stop()
-		if strings.Contains(s.logs.String(), apiKey) {
-			t.Errorf("the server's output contains the API key:\n%s", s.logs.String())
-		}
-		if t.Failed() {
-			t.Logf("server output:\n%s", s.logs.String())
-		}
-	})
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		resp, err := http.Get(s.base + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				break
-			}
-		}
-		select {
-		case err := <-s.done:
-			s.done <- err
-			t.Fatalf("examples/redis with REDIS_URL=%s exited at start (%v):\n%s", redisURL, err, s.logs.String())
-		case <-time.After(20 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("examples/redis with REDIS_URL=%s: /healthz did not answer 200 in 20s:\n%s", redisURL, s.logs.String())
-		}
-	}
-	return s
-}
-
-// stop sends SIGTERM and waits for the exit (SIGKILL after 15 s).
-func (s *server) stop() {
-	select {
-	case err := <-s.done:
-		s.done <- err
-		return
-	default:
-	}
-	_ = s.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case err := <-s.done:
-		s.done <- err
-	case <-time.After(15 * time.Second):
-		_ = s.cmd.Process.Kill()
-		s.done <- <-s.done
-	}
+	env := []string{"REDIS_URL=" + redisURL, "INVENTORY_API_KEYS=" + apiKey}
+	return &server{proctest.Start(t, serverBin, apiKey, env, args), t}
 }
 
 // readyz returns the status of GET /readyz.
 func (s *server) readyz() (int, error) {
-	resp, err := http.Get(s.base + "/readyz")
+	resp, err := http.Get(s.Base + "/readyz")
 	if err != nil {
 		return 0, err
 	}
@@ -183,44 +102,13 @@ func (s *server) waitReady(timeout time.Duration) {
 		return err
 	})
 	if err != nil {
-		s.t.Fatalf("the server did not become ready: %v\n%s", err, s.logs.String())
+		s.t.Fatalf("the server did not become ready: %v\n%s", err, s.Logs.String())
 	}
-}
-
-// reply is one answer, read whole.
-type reply struct {
-	status int
-	header http.Header
-	body   []byte
-}
-
-func (r reply) code() string {
-	var e struct{ Code string }
-	_ = json.Unmarshal(r.body, &e)
-	return e.Code
 }
 
 // do sends one request with the key, and reads the answer whole.
-func do(ctx context.Context, client *http.Client, method, url, body string) (reply, error) {
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, url, rd)
-	if err != nil {
-		return reply{}, err
-	}
-	req.Header.Set("Authorization", "Bearer "+apiKey)
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return reply{}, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	return reply{resp.StatusCode, resp.Header, b}, err
+func do(ctx context.Context, client *http.Client, method, url, body string) (proctest.Reply, error) {
+	return proctest.Do(ctx, client, apiKey, method, url, body)
 }
 
 type item struct {
@@ -244,19 +132,9 @@ func writeSeed(t *testing.T, n int) string {
 	return path
 }
 
-// summary logs a result line and, when FAILOVER_SUMMARY names a file,
-// appends it there too, so that CI can print the figures of a passing run.
+// summary logs a result line, and appends it to the file named by
+// FAILOVER_SUMMARY, which CI prints.
 func summary(t *testing.T, format string, args ...any) {
 	t.Helper()
-	line := fmt.Sprintf(format, args...)
-	t.Log(line)
-	if path := os.Getenv("FAILOVER_SUMMARY"); path != "" {
-		f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
-		if err != nil {
-			t.Errorf("FAILOVER_SUMMARY: %v", err)
-			return
-		}
-		defer f.Close()
-		fmt.Fprintln(f, line)
-	}
+	proctest.Summary(t, "FAILOVER_SUMMARY", format, args...)
 }

@@ -18,7 +18,7 @@ const defaultSlotKey = "{inventory}:status"
 // the test unless every check passes.
 func conformance(t *testing.T, s *server) {
 	t.Helper()
-	cmd := exec.Command(conformanceBin, "-base-url", s.base+"/v1")
+	cmd := exec.Command(conformanceBin, "-base-url", s.Base+"/v1")
 	cmd.Env = append(os.Environ(), "INVENTORY_API_KEY="+apiKey)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
