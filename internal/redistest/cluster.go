@@ -19,8 +19,27 @@ const ClusterNodeTimeout = 1000 * time.Millisecond
 // Cluster is a running Redis Cluster of 3 masters with one replica each.
 type Cluster struct {
 	Nodes []*Node
-	t     testing.TB
+	// Proxies, with ClusterOptions.ReplicaLag, are each node's proxies on
+	// LagHost: its data port (delaying) and its bus port (not delaying).
+	Proxies map[*Node][]*Proxy
+	t       testing.TB
 }
+
+// ClusterOptions tunes StartClusterWith.
+type ClusterOptions struct {
+	// ReplicaLag, when positive, makes every replica replicate through a
+	// proxy that delays the stream by this much each way, while clients
+	// still reach the nodes directly. Each node announces LagHost to the
+	// cluster (so replicas and the cluster bus dial LagHost, where
+	// proxies listen on the node's own ports) and 127.0.0.1 as the
+	// hostname clients are told to use (cluster-preferred-endpoint-type
+	// hostname).
+	ReplicaLag time.Duration
+}
+
+// LagHost is the loopback address the nodes of a cluster with replica lag
+// announce to each other.
+const LagHost = "127.0.0.2"
 
 // StartCluster starts six cluster-enabled redis-servers, joins them with
 // `redis-cli --cluster create … --cluster-replicas 1`, and waits until
@@ -29,15 +48,29 @@ type Cluster struct {
 // ends.
 func StartCluster(t testing.TB) *Cluster {
 	t.Helper()
+	return StartClusterWith(t, ClusterOptions{})
+}
+
+// StartClusterWith is StartCluster with options.
+func StartClusterWith(t testing.TB, opts ClusterOptions) *Cluster {
+	t.Helper()
 	Require(t)
 	start := time.Now()
-	c := &Cluster{t: t}
+	c := &Cluster{t: t, Proxies: map[*Node][]*Proxy{}}
+	busPorts := map[*Node]int{}
 	for i := range 6 {
-		c.Nodes = append(c.Nodes, startNode(t, "cluster-"+strconv.Itoa(i), func(port int, dir string) []string {
-			return []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", dir,
-				"--cluster-port", strconv.Itoa(FreePort(t)),
+		var bus int
+		n := startNode(t, "cluster-"+strconv.Itoa(i), func(port int, dir string) []string {
+			bus = FreePort(t)
+			var announce []string
+			if opts.ReplicaLag > 0 {
+				announce = []string{"--cluster-announce-ip", LagHost,
+					"--cluster-announce-hostname", "127.0.0.1", "--cluster-preferred-endpoint-type", "hostname"}
+			}
+			return append(announce, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", dir,
+				"--cluster-port", strconv.Itoa(bus),
 				"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
-				"--cluster-node-timeout", strconv.Itoa(int(ClusterNodeTimeout / time.Millisecond)),
+				"--cluster-node-timeout", strconv.Itoa(int(ClusterNodeTimeout/time.Millisecond)),
 				// A replica may always take over, however stale: the tests
 				// measure what a failover loses, so it must happen.
 				"--cluster-replica-validity-factor", "0",
@@ -45,8 +78,18 @@ func StartCluster(t testing.TB) *Cluster {
 				// A replica syncs at once, not after the default 5 s that
 				// lets several replicas share one diskless transfer.
 				"--repl-diskless-sync-delay", "0",
-				"--logfile", filepath.Join(dir, "redis.log")}
-		}))
+				"--logfile", filepath.Join(dir, "redis.log"))
+		})
+		busPorts[n] = bus
+		c.Nodes = append(c.Nodes, n)
+	}
+	if opts.ReplicaLag > 0 {
+		for _, n := range c.Nodes {
+			c.Proxies[n] = []*Proxy{
+				StartProxyAt(t, LagHost+":"+strconv.Itoa(n.Port), n.Addr(), opts.ReplicaLag),
+				StartProxyAt(t, LagHost+":"+strconv.Itoa(busPorts[n]), "127.0.0.1:"+strconv.Itoa(busPorts[n]), 0),
+			}
+		}
 	}
 	args := []string{"--cluster", "create"}
 	for _, n := range c.Nodes {
@@ -199,14 +242,41 @@ func (c *Cluster) KeySlot(key string) int {
 	return 0
 }
 
-// byAddr returns the node of the harness at addr.
+// byAddr returns the node of the harness at addr (by port: with replica
+// lag the nodes announce LagHost, not 127.0.0.1).
 func (c *Cluster) byAddr(addr string) *Node {
+	_, port, _ := strings.Cut(addr, ":")
 	for _, n := range c.Nodes {
-		if n.Addr() == addr {
+		if strconv.Itoa(n.Port) == port {
 			return n
 		}
 	}
 	return nil
+}
+
+// LagInPlace reports an error unless every live replica replicates from
+// LagHost, through its master's delaying proxy.
+func (c *Cluster) LagInPlace() error {
+	for _, n := range c.Nodes {
+		if !n.Alive() {
+			continue
+		}
+		if role, err := n.Info("replication", "role"); err != nil || role != "slave" {
+			continue
+		}
+		if host, err := n.Info("replication", "master_host"); err != nil || host != LagHost {
+			return fmt.Errorf("%s replicates from %q (%v), not through a proxy on %s", n.Name, host, err, LagHost)
+		}
+	}
+	return nil
+}
+
+// Sever severs the proxies of node (see Proxy.Sever): with replica lag,
+// call it as node is killed to lose what was in flight to its replica.
+func (c *Cluster) Sever(node *Node) {
+	for _, p := range c.Proxies[node] {
+		p.Sever()
+	}
 }
 
 // view returns the topology as the first live node sees it.
@@ -283,7 +353,7 @@ func (c *Cluster) WaitPromoted(slot int, old *Node, timeout time.Duration) *Node
 			return err
 		}
 		for _, cn := range topo {
-			if !cn.Master || cn.Failed || !cn.Owns(slot) || cn.Addr == old.Addr() {
+			if !cn.Master || cn.Failed || !cn.Owns(slot) || c.byAddr(cn.Addr) == old {
 				continue
 			}
 			n := c.byAddr(cn.Addr)

@@ -185,28 +185,41 @@ func (n *Node) Restart() {
 	}
 }
 
-// Replicated writes a marker key on master and waits, up to 10 s, until
-// every replica has it, and returns how long that took. Use it to know a
-// replica is streaming, not just connected: after the initial sync a
-// master streams to a replica only from its first REPLCONF ACK (up to a
-// second later), and until then WAIT counts no acknowledgement from it.
-func Replicated(master *Node, replicas ...*Node) (time.Duration, error) {
-	marker := strconv.FormatInt(time.Now().UnixNano(), 10)
+// Replicated writes key on master and waits, up to 10 s, until every
+// replica has processed the replication stream up to that write, and
+// returns how long that took. Use it to know a replica is streaming, not
+// just connected: after the initial sync a master streams to a replica
+// only from its first REPLCONF ACK (up to a second later), and until then
+// WAIT counts no acknowledgement from it. On a Cluster, key must be in a
+// slot master serves.
+func Replicated(key string, master *Node, replicas ...*Node) (time.Duration, error) {
 	start := time.Now()
-	if _, err := master.Do("SET", "redistest:replication-marker", marker); err != nil {
+	v, err := master.Do("SET", key, strconv.FormatInt(start.UnixNano(), 10))
+	if re, ok := v.(ReplyError); ok {
+		err = fmt.Errorf("SET %s on %s: %w", key, master.Name, re)
+	}
+	if err != nil {
 		return 0, err
+	}
+	raw, err := master.Info("replication", "master_repl_offset")
+	if err != nil {
+		return 0, err
+	}
+	want, err := strconv.ParseInt(raw, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%s: master_repl_offset %q", master.Name, raw)
 	}
 	for _, r := range replicas {
 		for {
-			v, err := r.Do("GET", "redistest:replication-marker")
+			raw, err := r.Info("replication", "slave_repl_offset")
 			if err != nil {
 				return 0, err
 			}
-			if v == marker {
+			if got, _ := strconv.ParseInt(raw, 10, 64); got >= want {
 				break
 			}
 			if time.Since(start) > 10*time.Second {
-				return 0, fmt.Errorf("%s has not received a write made 10 s ago on %s", r.Name, master.Name)
+				return 0, fmt.Errorf("%s has not processed a write made 10 s ago on %s (offset %s, want %d)", r.Name, master.Name, raw, want)
 			}
 			time.Sleep(5 * time.Millisecond)
 		}

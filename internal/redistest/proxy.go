@@ -31,7 +31,14 @@ type Proxy struct {
 // delay; it is closed, with every connection, when the test ends.
 func StartProxy(t testing.TB, target string, delay time.Duration) *Proxy {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	return StartProxyAt(t, "127.0.0.1:0", target, delay)
+}
+
+// StartProxyAt is StartProxy listening on addr, for example the target's
+// own port on another loopback address (127.0.0.2).
+func StartProxyAt(t testing.TB, addr, target string, delay time.Duration) *Proxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +49,7 @@ func StartProxy(t testing.TB, target string, delay time.Duration) *Proxy {
 	return p
 }
 
-// Addr is the proxy's address, 127.0.0.1:port.
+// Addr is the proxy's address, host:port.
 func (p *Proxy) Addr() string { return p.ln.Addr().String() }
 
 // Port is the proxy's port.

@@ -105,3 +105,44 @@ func TestSentinelFailover(t *testing.T) {
 	promoted := s.WaitFailover(master, 60*time.Second)
 	t.Logf("sentinel: %s promoted %v after the kill of %s", promoted.Name, time.Since(killed).Round(time.Millisecond), master.Name)
 }
+
+// TestClusterReplicaLag starts a cluster whose replicas replicate through
+// delaying proxies, checks the lag is there (and clients still reach the
+// nodes directly), then kills a master and waits for the promotion.
+func TestClusterReplicaLag(t *testing.T) {
+	t.Parallel()
+	const lag = 50 * time.Millisecond
+	c := StartClusterWith(t, ClusterOptions{ReplicaLag: lag})
+	if err := c.LagInPlace(); err != nil {
+		t.Fatal(err)
+	}
+	slot := c.KeySlot("{inventory}:qty")
+	master := c.MasterOf(slot)
+	_, replicas := c.Others(slot)
+	took, err := Replicated("{inventory}:marker", master, replicas...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took < lag {
+		t.Errorf("a write reached the replica in %v, less than the %v lag", took, lag)
+	}
+	// Clients are told to use 127.0.0.1, not the proxies.
+	v, err := master.Do("CLUSTER", "SLOTS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ranges, _ := v.([]any)
+	for _, r := range ranges {
+		fields, _ := r.([]any)
+		for _, node := range fields[2:] { // start, end, then [endpoint, port, id, metadata]…
+			if endpoint := node.([]any)[0]; endpoint != "127.0.0.1" {
+				t.Errorf("CLUSTER SLOTS tells clients to use %v, want 127.0.0.1: %v", endpoint, v)
+			}
+		}
+	}
+	killed := time.Now()
+	c.Sever(master)
+	master.Kill()
+	promoted := c.WaitPromoted(slot, master, 30*time.Second)
+	t.Logf("cluster with %v lag: a write reached the replica in %v; %s promoted %v after the kill", lag, took.Round(time.Millisecond), promoted.Name, time.Since(killed).Round(time.Millisecond))
+}

@@ -279,5 +279,5 @@ func (s *SentinelSet) WaitFailover(old *Node, timeout time.Duration) *Node {
 // it took to appear on every live replica (to the 5 ms of polling): the
 // replication lag right now, as a reader of a replica would see it.
 func (s *SentinelSet) ReplicationDelay() (time.Duration, error) {
-	return Replicated(s.Master(), s.Replicas()...)
+	return Replicated("redistest:replication-marker", s.Master(), s.Replicas()...)
 }

@@ -710,7 +710,7 @@ func BenchmarkUpdateReplicaAcks(b *testing.B) {
 		return nil
 	})
 	if err == nil {
-		_, err = redistest.Replicated(master, replica)
+		_, err = redistest.Replicated("bench-replication-marker", master, replica)
 	}
 	if err != nil {
 		b.Fatal(err)
