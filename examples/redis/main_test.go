@@ -19,12 +19,14 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/petinventory/petinventory/examples/internal/demo"
 	"github.com/petinventory/petinventory/inventory"
+	redisstore "github.com/petinventory/petinventory/storage/redis"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -35,21 +37,25 @@ func TestParseConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := config{addr: ":8080", framework: "gin", storeTimeout: 2 * time.Second, redisPrefix: "inventory"}
+	want := config{addr: ":8080", framework: "gin", storeTimeout: 2 * time.Second, redisPrefix: "inventory", ackTimeout: 500 * time.Millisecond}
 	if cfg != want {
 		t.Errorf("defaults = %+v, want %+v", cfg, want)
 	}
 
 	vars := env(map[string]string{"ADDR": ":9000", "INVENTORY_FRAMEWORK": "fiber", "INVENTORY_STORE_TIMEOUT": "750ms",
-		"REDIS_URL": "redis://r:6379/1", "INVENTORY_REDIS_PREFIX": "shop"})
+		"REDIS_URL": "redis://r:6379/1", "INVENTORY_REDIS_PREFIX": "shop",
+		"INVENTORY_REDIS_REPLICA_ACKS": "1", "INVENTORY_REDIS_REPLICA_ACK_TIMEOUT": "300ms"})
 	cfg, err = parseConfig(nil, vars, io.Discard)
-	want = config{addr: ":9000", framework: "fiber", storeTimeout: 750 * time.Millisecond, redisURL: "redis://r:6379/1", redisPrefix: "shop"}
+	want = config{addr: ":9000", framework: "fiber", storeTimeout: 750 * time.Millisecond, redisURL: "redis://r:6379/1", redisPrefix: "shop",
+		replicaAcks: 1, ackTimeout: 300 * time.Millisecond}
 	if err != nil || cfg != want {
 		t.Errorf("from the environment = %+v, %v; want %+v", cfg, err, want)
 	}
 
-	cfg, err = parseConfig([]string{"-addr", "127.0.0.1:1", "-framework", "gin", "-store-timeout", "3s", "-seed", "s.json", "-redis-prefix", "p2"}, vars, io.Discard)
-	want = config{addr: "127.0.0.1:1", framework: "gin", storeTimeout: 3 * time.Second, seedFile: "s.json", redisURL: "redis://r:6379/1", redisPrefix: "p2"}
+	cfg, err = parseConfig([]string{"-addr", "127.0.0.1:1", "-framework", "gin", "-store-timeout", "3s", "-seed", "s.json", "-redis-prefix", "p2",
+		"-replica-acks", "2", "-replica-ack-timeout", "1s"}, vars, io.Discard)
+	want = config{addr: "127.0.0.1:1", framework: "gin", storeTimeout: 3 * time.Second, seedFile: "s.json", redisURL: "redis://r:6379/1", redisPrefix: "p2",
+		replicaAcks: 2, ackTimeout: time.Second}
 	if err != nil || cfg != want {
 		t.Errorf("flags over the environment = %+v, %v; want %+v", cfg, err, want)
 	}
@@ -66,6 +72,12 @@ func TestParseConfig(t *testing.T) {
 		{[]string{"-store-timeout", "-1s"}, nil, "must be positive"},
 		{[]string{"serve"}, nil, `unexpected argument "serve"`},
 		{[]string{"-nope"}, nil, "not defined"},
+		{nil, map[string]string{"INVENTORY_REDIS_REPLICA_ACKS": "one"}, "INVENTORY_REDIS_REPLICA_ACKS"},
+		{nil, map[string]string{"INVENTORY_REDIS_REPLICA_ACK_TIMEOUT": "5"}, "INVENTORY_REDIS_REPLICA_ACK_TIMEOUT"},
+		{[]string{"-replica-acks", "-1"}, nil, "replica acks -1"},
+		{[]string{"-replica-acks", "17"}, nil, "replica acks 17"},
+		{[]string{"-replica-acks", "1", "-replica-ack-timeout", "0s"}, nil, "replica ack timeout 0s"},
+		{[]string{"-replica-acks", "1", "-replica-ack-timeout", "2s"}, nil, "below the store timeout"},
 	} {
 		_, err := parseConfig(tc.args, env(tc.env), io.Discard)
 		if err == nil || !strings.Contains(err.Error(), tc.says) {
@@ -106,8 +118,24 @@ func (l *logBuffer) String() string {
 }
 
 // start runs the example with cfg (its address forced to a free loopback
-// port) and returns once it accepts connections.
+// port) and returns once /readyz answers 200: seeded, and serving.
 func start(t *testing.T, cfg config) *server {
+	t.Helper()
+	s := startUnready(t, cfg)
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		r := s.do(t, http.MethodGet, "/readyz", "", "")
+		if r.status == http.StatusOK {
+			return s
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("/readyz still answers %d %s 30s after the start:\n%s", r.status, r.body, s.logs)
+		}
+	}
+}
+
+// startUnready runs the example with cfg (its address forced to a free
+// loopback port) and returns once it accepts connections, ready or not.
+func startUnready(t *testing.T, cfg config) *server {
 	t.Helper()
 	t.Setenv("INVENTORY_API_KEYS", testKey+",another-key")
 	t.Setenv("INVENTORY_API_KEYS_FILE", "")
@@ -335,7 +363,7 @@ func TestSeedFile(t *testing.T) {
 // comes up, it seeds and serves without a restart.
 func TestRedisDownAtStart(t *testing.T) {
 	addr := portBelowEphemeral(t)
-	s := start(t, config{framework: "fiber", redisURL: "redis://" + addr + "/0", storeTimeout: 500 * time.Millisecond})
+	s := startUnready(t, config{framework: "fiber", redisURL: "redis://" + addr + "/0", storeTimeout: 500 * time.Millisecond})
 	if r := s.do(t, http.MethodGet, "/healthz", "", ""); r.status != http.StatusOK {
 		t.Errorf("/healthz with Redis down = %d, want 200", r.status)
 	}
@@ -374,11 +402,17 @@ func TestRedisDownAtStart(t *testing.T) {
 
 func TestInvalidRedisURL(t *testing.T) {
 	t.Setenv("INVENTORY_API_KEYS", testKey)
-	err := run(t.Context(), config{addr: "127.0.0.1:0", framework: "gin", storeTimeout: time.Second, redisPrefix: "x",
-		redisURL: "redis://user:hunter2@127.0.0.1:badport/0"},
-		slog.New(slog.NewTextHandler(io.Discard, nil)), io.Discard, func(string) { t.Error("served with an invalid REDIS_URL") })
-	if err == nil || strings.Contains(err.Error(), "hunter2") {
-		t.Fatalf("run = %v, want an error that does not show the password", err)
+	for url, says := range map[string]string{
+		"redis://user:hunter2@127.0.0.1:badport/0":               "port",
+		"redis://127.0.0.1:7101,127.0.0.1:7102,127.0.0.1:7103/0": "separated by commas",
+		"redis://127.0.0.1:7101?adr=127.0.0.1:7102":              "adr",
+		"redis://127.0.0.1:26379?master_name=":                   "master_name is empty",
+	} {
+		err := run(t.Context(), config{addr: "127.0.0.1:0", framework: "gin", storeTimeout: time.Second, redisPrefix: "x", redisURL: url},
+			slog.New(slog.NewTextHandler(io.Discard, nil)), io.Discard, func(string) { t.Errorf("served with REDIS_URL=%s", url) })
+		if err == nil || strings.Contains(err.Error(), "hunter2") || !strings.Contains(err.Error(), says) || !strings.HasPrefix(err.Error(), "REDIS_URL: ") {
+			t.Errorf("run with REDIS_URL=%s = %v, want an error about REDIS_URL saying %q, without the password", url, err, says)
+		}
 	}
 }
 
@@ -398,4 +432,123 @@ func portBelowEphemeral(t *testing.T) string {
 	}
 	t.Fatal("no free port in 10000..19999")
 	return ""
+}
+
+// TestTakenAddressRedisDown: on an address already taken, with Redis not
+// answering, run returns the listen error at once (main then exits 1),
+// instead of waiting forever on a seeding that nothing cancels.
+func TestTakenAddressRedisDown(t *testing.T) {
+	t.Setenv("INVENTORY_API_KEYS", testKey)
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	done := make(chan error, 1)
+	go func() {
+		done <- run(t.Context(), config{addr: taken.Addr().String(), framework: "gin", storeTimeout: 500 * time.Millisecond,
+			redisPrefix: "x", redisURL: "redis://" + portBelowEphemeral(t) + "/0", ackTimeout: 100 * time.Millisecond},
+			slog.New(slog.NewTextHandler(io.Discard, nil)), io.Discard, func(string) { t.Error("served on a taken address") })
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "address already in use") {
+			t.Fatalf("run on a taken address = %v, want the listen error", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("run on a taken address with Redis down did not return within 20s")
+	}
+}
+
+// stalledRedis returns the address of a server that accepts connections
+// and never answers, closed when the test ends.
+func stalledRedis(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conns sync.WaitGroup
+	t.Cleanup(func() { l.Close(); conns.Wait() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			conns.Go(func() { _, _ = io.Copy(io.Discard, c); c.Close() })
+		}
+	}()
+	return l.Addr().String()
+}
+
+// TestListensBeforeSeeding: with a Redis that never answers, the server
+// listens first and tries to seed afterwards, instead of spending a seed
+// attempt (seconds: the client's timeouts) before it even listens: when it
+// accepts connections no seed attempt has failed yet, and the failed one
+// is logged after "serving". Meanwhile it is alive and not ready, and it
+// still shuts down promptly.
+func TestListensBeforeSeeding(t *testing.T) {
+	s := startUnready(t, config{framework: "gin", redisURL: "redis://" + stalledRedis(t) + "/0", storeTimeout: time.Minute})
+	if logs := s.logs.String(); strings.Contains(logs, "could not seed") {
+		t.Fatalf("a seed attempt failed before the server listened:\n%s", logs)
+	}
+	if r := s.do(t, http.MethodGet, "/healthz", "", ""); r.status != http.StatusOK {
+		t.Errorf("/healthz while seeding = %d, want 200", r.status)
+	}
+	if r := s.do(t, http.MethodGet, "/readyz", "", ""); r.status != http.StatusServiceUnavailable ||
+		string(r.body) != `{"status":"unavailable","message":"the inventory store is not seeded yet"}` {
+		t.Errorf("/readyz while seeding = %d %s, want 503 not seeded yet", r.status, r.body)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		logs := s.logs.String()
+		if i := strings.Index(logs, "could not seed"); i >= 0 {
+			if j := strings.Index(logs, "msg=serving"); j < 0 || j > i {
+				t.Fatalf("the failed seed attempt is logged before \"serving\":\n%s", logs)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no failed seed attempt logged within 30s against a Redis that never answers:\n%s", logs)
+		}
+	}
+}
+
+// TestReadyzWaitsForSeed: /readyz is 503 until the seed is in, even when
+// the store could serve; then 200.
+func TestReadyzWaitsForSeed(t *testing.T) {
+	m := miniredis.RunT(t)
+	c := redis.NewClient(&redis.Options{Addr: m.Addr()})
+	defer c.Close()
+	store, err := redisstore.New(c, redisstore.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := probes{store: store, timeout: time.Second, log: slog.New(slog.NewTextHandler(io.Discard, nil)), seeded: new(atomic.Bool)}
+	if status, _, body := p.readyz(t.Context()); status != http.StatusServiceUnavailable || !strings.Contains(string(body), "not seeded") {
+		t.Errorf("/readyz before the seed = %d %s, want 503 not seeded", status, body)
+	}
+	p.seeded.Store(true)
+	if status, _, body := p.readyz(t.Context()); status != http.StatusOK {
+		t.Errorf("/readyz after the seed = %d %s, want 200", status, body)
+	}
+	m.SetError("MOVED 866 127.0.0.1:7001")
+	if status, _, body := p.readyz(t.Context()); status != http.StatusServiceUnavailable || !strings.Contains(string(body), "cannot serve") {
+		t.Errorf("/readyz on a Cluster node reached as one node = %d %s, want 503", status, body)
+	}
+}
+
+// TestStartupLogNamesTopology: the startup log line names the topology
+// and address of REDIS_URL, never its password.
+func TestStartupLogNamesTopology(t *testing.T) {
+	m := miniredis.RunT(t)
+	m.RequireAuth("hunter2")
+	s := start(t, config{framework: "gin", redisURL: "redis://:hunter2@" + m.Addr() + "/0"})
+	logs := s.logs.String()
+	if want := `store="redis single node ` + m.Addr() + `, db 0"`; !strings.Contains(logs, want) {
+		t.Errorf("the log does not say %s:\n%s", want, logs)
+	}
+	if strings.Contains(logs, "hunter2") {
+		t.Errorf("the log shows the Redis password:\n%s", logs)
+	}
 }

@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
@@ -23,6 +25,10 @@ import (
 // run serves until ctx is done, then shuts down gracefully. out receives
 // the generated API key, if any; ready, when not nil, is called with the
 // listening address once the server accepts connections.
+//
+// It listens before it talks to Redis, so that a taken address fails at
+// once, and seeds in the background: /readyz answers 503 until the seed
+// is in.
 func run(ctx context.Context, cfg config, log *slog.Logger, out io.Writer, ready func(addr string)) error {
 	seed := demo.Items()
 	if cfg.seedFile != "" {
@@ -41,7 +47,11 @@ func run(ctx context.Context, cfg config, log *slog.Logger, out io.Writer, ready
 		return err
 	}
 	defer closeRedis()
-	store, err := redisstore.New(client, redisstore.WithKeyPrefix(cfg.redisPrefix))
+	opts := []redisstore.Option{redisstore.WithKeyPrefix(cfg.redisPrefix), redisstore.WithLogger(log)}
+	if cfg.replicaAcks > 0 {
+		opts = append(opts, redisstore.WithReplicaAcks(cfg.replicaAcks, cfg.ackTimeout))
+	}
+	store, err := redisstore.New(client, opts...)
 	if err != nil {
 		return err
 	}
@@ -55,24 +65,22 @@ func run(ctx context.Context, cfg config, log *slog.Logger, out io.Writer, ready
 	if err != nil {
 		return err
 	}
-
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var seeding sync.WaitGroup
-	if !seedOnce(ctx, log, store, seed, cfg.storeTimeout) {
-		// Redis is not there yet: serve anyway (503s, /readyz failing)
-		// and seed as soon as it answers.
-		seeding.Go(func() { seedUntilDone(ctx, log, store, seed, cfg.storeTimeout) })
-	}
-	defer seeding.Wait() // after cancel, before the client closes
-
-	p := probes{store: store, timeout: cfg.storeTimeout, log: log}
 	ln, err := demo.Listen(cfg.addr)
 	if err != nil {
 		return err
 	}
+
+	// Deferred in this order, they run as: cancel the seeding, wait for
+	// it, then close the client (deferred above).
+	var seeding sync.WaitGroup
+	defer seeding.Wait()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	p := probes{store: store, timeout: cfg.storeTimeout, log: log, seeded: new(atomic.Bool)}
+	seeding.Go(func() { seedUntilDone(ctx, log, api.Service(), seed, cfg.storeTimeout, p.seeded) })
+
 	log.Info("serving", "addr", ln.Addr().String(), "framework", cfg.framework, "store", storeName,
-		"store_timeout", cfg.storeTimeout,
+		"store_timeout", cfg.storeTimeout, "replica_acks", cfg.replicaAcks,
 		"try", fmt.Sprintf("curl -H 'Authorization: Bearer <key>' http://%s/v1/inventory", ln.Addr()))
 	if ready != nil {
 		ready(ln.Addr().String())
@@ -112,10 +120,11 @@ func run(ctx context.Context, cfg config, log *slog.Logger, out io.Writer, ready
 	return demo.ServeHTTP(ctx, log, ln, engine)
 }
 
-// connect returns a client on the Redis at url or, when url is empty, on
-// an embedded miniredis started now. storeName describes it for the log,
-// without credentials.
-func connect(url string, log *slog.Logger) (client *redis.Client, storeName string, closeFn func(), err error) {
+// connect returns a client on the Redis at url (one node, Cluster or
+// Sentinel: see redisstore.ParseURL) or, when url is empty, on an embedded
+// miniredis started now. storeName describes it for the log, without
+// credentials.
+func connect(url string, log *slog.Logger) (client redis.UniversalClient, storeName string, closeFn func(), err error) {
 	var embedded *miniredis.Miniredis
 	if url == "" {
 		embedded = miniredis.NewMiniRedis()
@@ -126,20 +135,17 @@ func connect(url string, log *slog.Logger) (client *redis.Client, storeName stri
 			"addr", embedded.Addr())
 		url = "redis://" + embedded.Addr() + "/0"
 	}
-	opts, err := redisstore.OptionsFromURL(url)
+	rc, err := redisstore.ParseURL(url)
 	if err != nil {
 		if embedded != nil {
 			embedded.Close()
 		}
-		return nil, "", nil, err
+		return nil, "", nil, fmt.Errorf("REDIS_URL: %w", err)
 	}
-	client = redis.NewClient(opts)
-	storeName = "redis " + opts.Addr
-	if opts.TLSConfig != nil {
-		storeName = "redis (TLS) " + opts.Addr
-	}
+	client = rc.NewClient()
+	storeName = "redis " + rc.String()
 	if embedded != nil {
-		storeName = "embedded miniredis " + opts.Addr
+		storeName = "embedded miniredis " + rc.Single.Addr
 	}
 	return client, storeName, func() {
 		_ = client.Close()
@@ -149,14 +155,17 @@ func connect(url string, log *slog.Logger) (client *redis.Client, storeName stri
 	}, nil
 }
 
-// seedOnce seeds the store if it holds no entry; it reports whether the
-// store is now seeded or already held entries (false: Redis did not
-// answer).
-func seedOnce(ctx context.Context, log *slog.Logger, store *redisstore.Store, items []inventory.Item, timeout time.Duration) bool {
+// seedOnce seeds the store if it holds no entry, through the Service (the
+// API's own checks; redisstore's PutIfEmpty makes it atomic); it reports
+// whether the store is now seeded or already held entries (false: Redis
+// did not answer, or did not acknowledge the seed as asked).
+func seedOnce(ctx context.Context, log *slog.Logger, svc *inventory.Service, items []inventory.Item, timeout time.Duration) bool {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	wrote, err := store.PutIfEmpty(ctx, items...)
+	wrote, err := svc.PutIfEmpty(ctx, items...)
 	switch {
+	case err != nil && ctx.Err() != nil && errors.Is(ctx.Err(), context.Canceled):
+		return false // shutting down
 	case err != nil:
 		log.Warn("could not seed the store yet; retrying in the background", "error", err)
 		return false
@@ -168,19 +177,20 @@ func seedOnce(ctx context.Context, log *slog.Logger, store *redisstore.Store, it
 	return true
 }
 
-// seedUntilDone retries seedOnce, backing off to one try every 30 s,
-// until it succeeds or ctx is done.
-func seedUntilDone(ctx context.Context, log *slog.Logger, store *redisstore.Store, items []inventory.Item, timeout time.Duration) {
-	for wait := time.Second; ; wait = min(2*wait, 30*time.Second) {
+// seedUntilDone tries seedOnce at once, then again, backing off to one try
+// every 5 s, until it succeeds (and sets seeded) or ctx is done.
+func seedUntilDone(ctx context.Context, log *slog.Logger, svc *inventory.Service, items []inventory.Item, timeout time.Duration, seeded *atomic.Bool) {
+	for wait := 250 * time.Millisecond; ; wait = min(2*wait, 5*time.Second) {
+		if seedOnce(ctx, log, svc, items, timeout) {
+			seeded.Store(true)
+			return
+		}
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 			t.Stop()
 			return
 		case <-t.C:
-		}
-		if seedOnce(ctx, log, store, items, timeout) {
-			return
 		}
 	}
 }
@@ -190,6 +200,7 @@ type probes struct {
 	store   *redisstore.Store
 	timeout time.Duration
 	log     *slog.Logger
+	seeded  *atomic.Bool // the seed is in (or the store held entries already)
 }
 
 type probeFunc func(ctx context.Context) (status int, contentType string, body []byte)
@@ -208,14 +219,19 @@ func (p probes) healthz(context.Context) (int, string, []byte) {
 	return http.StatusOK, "application/json", []byte(`{"status":"ok"}`)
 }
 
-// readyz: Redis answers PING within the store timeout, so requests can be
-// served; an orchestrator stops routing traffic here while it fails.
+// readyz: the seed is in and the store can serve (redisstore's Ready
+// exercises its own keys the way a request does, so a Cluster node that
+// does not own them, a sentinel's port or a replica is not ready); an
+// orchestrator stops routing traffic here while it fails.
 func (p probes) readyz(ctx context.Context) (int, string, []byte) {
+	if !p.seeded.Load() {
+		return http.StatusServiceUnavailable, "application/json", []byte(`{"status":"unavailable","message":"the inventory store is not seeded yet"}`)
+	}
 	ctx, cancel := context.WithTimeout(ctx, p.timeout)
 	defer cancel()
-	if err := p.store.Ping(ctx); err != nil {
-		p.log.WarnContext(ctx, "not ready: the store does not answer", "error", err)
-		return http.StatusServiceUnavailable, "application/json", []byte(`{"status":"unavailable","message":"the inventory store does not answer"}`)
+	if err := p.store.Ready(ctx); err != nil {
+		p.log.WarnContext(ctx, "not ready: the store cannot serve", "error", err)
+		return http.StatusServiceUnavailable, "application/json", []byte(`{"status":"unavailable","message":"the inventory store cannot serve"}`)
 	}
 	return http.StatusOK, "application/json", []byte(`{"status":"ready"}`)
 }

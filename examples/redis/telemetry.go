@@ -72,7 +72,7 @@ type telemetry struct {
 
 // newTelemetry builds the server's telemetry, with traces exported over
 // OTLP when the standard environment variables ask for it.
-func newTelemetry(ctx context.Context, client *redis.Client, store *redisstore.Store, log *slog.Logger) (*telemetry, error) {
+func newTelemetry(ctx context.Context, client redis.UniversalClient, store *redisstore.Store, log *slog.Logger) (*telemetry, error) {
 	tp, err := otlpTracerProvider(ctx, log)
 	if err != nil {
 		return nil, err
@@ -132,7 +132,7 @@ func newTracerProvider(opts ...sdktrace.TracerProviderOption) *sdktrace.TracerPr
 
 // newTelemetryWith builds the telemetry on the given TracerProvider (nil:
 // tracing off).
-func newTelemetryWith(client *redis.Client, store *redisstore.Store, tp *sdktrace.TracerProvider) (*telemetry, error) {
+func newTelemetryWith(client redis.UniversalClient, store *redisstore.Store, tp *sdktrace.TracerProvider) (*telemetry, error) {
 	reg := prometheus.NewRegistry()
 	prom := newPromObserver()
 	for _, c := range []prometheus.Collector{
@@ -284,7 +284,7 @@ func (p *promObserver) ObserveStore(_ context.Context, s inventory.StoreObservat
 // connection pool statistics at each scrape.
 type redisCollector struct {
 	store  *redisstore.Store
-	client *redis.Client
+	client redis.UniversalClient
 }
 
 var (

@@ -2,8 +2,9 @@
 # redis.sh OUT [ROUNDS] starts a private redis-server (see common.sh), runs
 # TestRoundTrips against it once (OUT/redis/roundtrips.txt), then the
 # Redis benchmarks (BenchmarkUpdate: api, store, raw with 32 callers, on
-# distinct pets and one hot pet; BenchmarkList: 10, 100, 10 000 items)
-# against it ROUNDS times (default 5) with -test.count 1, each run after
+# distinct pets and one hot pet; BenchmarkList: 10, 1 000, 10 000 items,
+# changed and unchanged; BenchmarkUpdateReplicaAcks, on a master and
+# replica of its own) against it ROUNDS times (default 5) with -test.count 1, each run after
 # waiting for a quiet machine, into OUT/redis/redis.r<round>.txt.
 # Summarise with summary.sh OUT.
 #

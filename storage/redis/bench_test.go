@@ -36,9 +36,15 @@ package redisstore_test
 // changed) and exhausted (calls that ran out of retries, 503 through the
 // API), from Store.Stats for api and store and counted by the loop for raw.
 //
-// BenchmarkList/{backend}/items=N/{api,store,raw} lists an inventory of N
-// pets from one caller: the Redis store is not a VersionedLister, so every
-// API list is read from Redis and encoded again.
+// BenchmarkList/{backend}/items=N/{api,store}-{unchanged,changed} and
+// …/raw list an inventory of N pets from one caller. The store is an
+// inventory.VersionedLister: "unchanged" lists while nothing is written,
+// so the API answers from its cached encoding after one GET of the
+// version key (store: ListSince with the current version); "changed"
+// updates one pet before each list (outside the timer and the round-trip
+// count), so the list is read from Redis and encoded again (store:
+// ListSince with the previous version). raw is both HGETALLs in one
+// MULTI/EXEC with nothing parsed.
 //
 // All benchmarks report rtts/op (round trips: commands and pipelines that
 // go-redis sent, counted by a hook) and, on redis-server, cmds/op (the
@@ -75,6 +81,7 @@ import (
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/petinventory/petinventory/internal/benchfix"
+	"github.com/petinventory/petinventory/internal/redistest"
 	"github.com/petinventory/petinventory/inventory"
 	redisstore "github.com/petinventory/petinventory/storage/redis"
 	"github.com/redis/go-redis/v9"
@@ -598,13 +605,23 @@ func reportTx(b *testing.B, m *meter, stats, stats0 redisstore.Stats) {
 
 func BenchmarkList(b *testing.B) {
 	forEachRedis(b, func(b *testing.B, r benchRedis) {
-		for _, n := range []int{10, 100, 10000} {
+		for _, n := range []int{10, 1000, 10000} {
 			b.Run(fmt.Sprintf("items=%d", n), func(b *testing.B) {
 				c, rt := r.client(b, 2)
 				store := newBenchStore(b, c, benchfix.Items(n))
 				ctx := context.Background()
-
-				b.Run("api", func(b *testing.B) {
+				// write changes the inventory between two timed lists;
+				// its round trips are taken out of rtts/op.
+				write := func(b *testing.B, m *meter, i int) {
+					b.StopTimer()
+					before := rt.n.Load()
+					if _, err := store.SetQuantity(ctx, 1, benchQuantity(i)); err != nil {
+						b.Fatal(err)
+					}
+					m.rtts0 += rt.n.Load() - before
+					b.StartTimer()
+				}
+				apiList := func(b *testing.B, changed bool) {
 					api := benchAPI(b, store)
 					req := httptest.NewRequest(http.MethodGet, "/inventory", nil)
 					req.Header.Set("Authorization", benchfix.Bearer)
@@ -613,32 +630,47 @@ func BenchmarkList(b *testing.B) {
 					if w.Status != http.StatusOK || !bytes.HasPrefix(w.Body, []byte(`[{"petId":1,`)) {
 						b.Fatalf("setup: status %d, body %.100s", w.Status, w.Body)
 					}
-					m := startMeter(b, c, rt, r)
-					ops := 0
 					b.ReportAllocs()
-					for b.Loop() {
+					m := startMeter(b, c, rt, r)
+					b.ResetTimer()
+					for i := range b.N {
+						if changed {
+							write(b, m, i)
+						}
 						w.Reset()
 						api.ServeHTTP(w, req)
 						if w.Status != http.StatusOK {
 							b.Fatalf("status %d: %s", w.Status, w.Body)
 						}
-						ops++
 					}
-					m.report(ops)
-				})
-				b.Run("store", func(b *testing.B) {
-					m := startMeter(b, c, rt, r)
-					ops := 0
+					b.StopTimer()
+					m.report(b.N)
+				}
+				b.Run("api-unchanged", func(b *testing.B) { apiList(b, false) })
+				b.Run("api-changed", func(b *testing.B) { apiList(b, true) })
+				storeList := func(b *testing.B, changed bool) {
+					_, version, _, err := store.ListSince(ctx, 0)
+					if err != nil {
+						b.Fatal(err)
+					}
 					b.ReportAllocs()
-					for b.Loop() {
-						items, err := store.List(ctx)
-						if err != nil || len(items) != n {
-							b.Fatalf("List = %d items, %v; want %d", len(items), err, n)
+					m := startMeter(b, c, rt, r)
+					b.ResetTimer()
+					for i := range b.N {
+						if changed {
+							write(b, m, i)
 						}
-						ops++
+						items, v, ch, err := store.ListSince(ctx, version)
+						if err != nil || ch != changed || (changed && len(items) != n) {
+							b.Fatalf("ListSince = %d items, changed %v, %v; want changed %v", len(items), ch, err, changed)
+						}
+						version = v
 					}
-					m.report(ops)
-				})
+					b.StopTimer()
+					m.report(b.N)
+				}
+				b.Run("store-unchanged", func(b *testing.B) { storeList(b, false) })
+				b.Run("store-changed", func(b *testing.B) { storeList(b, true) })
 				b.Run("raw", func(b *testing.B) {
 					keys := rawKeysOf(store)
 					m := startMeter(b, c, rt, r)
@@ -656,6 +688,64 @@ func BenchmarkList(b *testing.B) {
 			})
 		}
 	})
+}
+
+// BenchmarkUpdateReplicaAcks/redis-server/distinct/{store-noacks,store-acks1} runs the 32 callers of
+// BenchmarkUpdate (distinct pets, Store.SetQuantity) against a master with
+// one replica, both started by the benchmark (internal/redistest), without
+// and with WithReplicaAcks(1, 500ms): the cost of waiting for the replica
+// after each write (WAIT, one more round trip). miniredis has no
+// replication, so there is no miniredis half; without redis-server it is
+// skipped.
+func BenchmarkUpdateReplicaAcks(b *testing.B) {
+	redistest.Require(b)
+	master := redistest.StartNode(b, "bench-master")
+	replica := redistest.StartNode(b, "bench-replica", "--replicaof", "127.0.0.1", strconv.Itoa(master.Port))
+	// Streaming, not just connected: until the master has the replica's
+	// first acknowledgement after the initial sync (up to a second), WAIT
+	// counts nothing from it.
+	err := redistest.Poll(20*time.Second, func() error {
+		if v, err := replica.Info("replication", "master_link_status"); err != nil || v != "up" {
+			return fmt.Errorf("the replica's master_link_status is %q (%v)", v, err)
+		}
+		return nil
+	})
+	if err == nil {
+		_, err = redistest.Replicated("bench-replication-marker", master, replica)
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := benchRedis{url: "redis://" + master.Addr() + "/0", real: true}
+	for _, acks := range []int{0, 1} {
+		name := "redis-server/distinct/store-noacks"
+		var opts []redisstore.Option
+		if acks > 0 {
+			name = fmt.Sprintf("redis-server/distinct/store-acks%d", acks)
+			opts = append(opts, redisstore.WithReplicaAcks(acks, 500*time.Millisecond))
+		}
+		b.Run(name, func(b *testing.B) {
+			c, rt := r.client(b, benchCallers)
+			seed := newBenchStore(b, c, benchfix.Items(100))
+			store, err := redisstore.New(c, append(opts, redisstore.WithKeyPrefix(seed.KeyPrefix()))...)
+			if err != nil {
+				b.Fatal(err)
+			}
+			ctx := context.Background()
+			stats0 := store.Stats()
+			m := startMeter(b, c, rt, r)
+			b.ResetTimer()
+			err = runCallers(b.N, benchCallers, func(g, i int) error {
+				_, err := store.SetQuantity(ctx, int64(g%100+1), benchQuantity(i))
+				return err
+			})
+			b.StopTimer()
+			if err != nil {
+				b.Fatal(err)
+			}
+			reportTx(b, m, store.Stats(), stats0)
+		})
+	}
 }
 
 // TestRoundTrips checks that a list and an update, through the store and

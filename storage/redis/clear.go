@@ -19,7 +19,7 @@ func (s *Store) Clear(ctx context.Context) error {
 	if cc, ok := s.client.(*redis.ClusterClient); ok {
 		master, err := cc.MasterForKey(ctx, s.statusKey)
 		if err != nil {
-			return translate(op, err)
+			return s.fail(op, err)
 		}
 		node = master
 	}
@@ -28,11 +28,11 @@ func (s *Store) Clear(ctx context.Context) error {
 	for {
 		keys, next, err := node.Scan(ctx, cursor, match, 1000).Result()
 		if err != nil {
-			return translate(op, err)
+			return s.fail(op, err)
 		}
 		if len(keys) > 0 {
 			if err := node.Del(ctx, keys...).Err(); err != nil {
-				return translate(op, err)
+				return s.fail(op, err)
 			}
 		}
 		if cursor = next; cursor == 0 {

@@ -3,15 +3,35 @@
 // and key prefix serves the same inventory.
 //
 // It takes a redis.UniversalClient from github.com/redis/go-redis/v9, so a
-// single node, Sentinel and Cluster all fit:
+// single node, Sentinel and Cluster all fit. ParseURL names any of the
+// three in go-redis's own URL forms and builds the client with the
+// store's timeouts:
 //
-//	opts, err := redisstore.OptionsFromURL(os.Getenv("REDIS_URL"))
+//	cfg, err := redisstore.ParseURL(os.Getenv("REDIS_URL"))
 //	...
-//	client := redis.NewClient(opts)
+//	client := cfg.NewClient()                         // does not dial Redis
 //	defer client.Close()
-//	store, err := redisstore.New(client)              // does not dial Redis
+//	log.Info("store", "redis", cfg.String())          // never shows a password
+//	store, err := redisstore.New(client)
 //	api, err := inventory.New(store, inventory.WithAPIKeys(key),
 //		inventory.WithStoreTimeout(2*time.Second)) // every store call gets a deadline
+//
+// The URL forms:
+//
+//	redis://[user:password@]host:6379/0        one node (rediss:// for TLS)
+//	unix:///run/redis/redis.sock?db=0          one node on this host
+//	redis://h1:7000?addr=h2:7000&addr=h3:7000  a Cluster, from any seed nodes
+//	redis://h1:7000?cluster=true               a Cluster, from a single seed
+//	redis://s1:26379?master_name=shop&addr=s2:26379&addr=s3:26379
+//	                                           a master managed by Sentinel
+//
+// cluster=true is this package's parameter; the rest is go-redis's
+// (redis.ParseURL, redis.ParseClusterURL, redis.ParseFailoverURL), so
+// go-redis's query parameters (dial_timeout, pool_size, …) work too. In
+// the Sentinel form the URL's user and password are the sentinels'; the
+// master's are the username= and password= parameters. A malformed URL,
+// an unknown parameter, several hosts separated by commas, or a parameter
+// that would read from replicas is an error naming it.
 //
 // # Key layout
 //
@@ -27,11 +47,25 @@
 //	{inventory}:guard:{petId} STRING written ("1") by Put and deleted by Delete,
 //	                                 in the same transaction as the status:
 //	                                 what SetQuantity WATCHes.
+//	{inventory}:version       STRING the version of the contents, a random
+//	                                 number in 2..2^64-1 set by every write in
+//	                                 its own transaction; missing means 1, a
+//	                                 store that holds nothing (see ListSince).
+//	{inventory}:tx            never written: WATCHed by Put and Delete when
+//	                                 WithReplicaAcks is on, to hold one
+//	                                 connection for EXEC and WAIT.
 //
 // Pet ids are decimal strings ("-42"). The keys belong to the store: a
-// value it never writes (a non-integer quantity, an unknown status) makes
-// the call fail with an internal error naming the key and field, never a
-// panic or a made-up item. The store never runs FLUSHDB, KEYS or SCAN.
+// value it never writes (a non-integer quantity, an unknown status, a
+// version that is not a number) makes the call fail with an internal error
+// naming the key and field, never a panic or a made-up item. The store
+// never runs FLUSHDB or KEYS; only Clear runs SCAN (with MATCH on the
+// prefix's hash tag, on the one node that owns it).
+//
+// All processes sharing a prefix must run a version of this package that
+// sets the version key (this one and later): the writes of an older one
+// would not change the version, and the others' list caches would miss
+// them.
 //
 // Keeping status and quantity in two hashes is what lets concurrent
 // updates proceed without aborting one another: an update WATCHes the
@@ -52,6 +86,18 @@
 //   - List is one MULTI/EXEC of two HGETALLs: one round trip, and a
 //     snapshot of one instant, whatever the number of entries. It is
 //     sorted by petId in the process.
+//   - The store implements inventory.VersionedLister, so the API answers a
+//     list from its cached encoding while nothing changed. ListSince of
+//     the current version is one GET of the version key: one round trip of
+//     one small command, whatever the size. When the version changed it is
+//     List's MULTI/EXEC with a GET of the version in it, so the items and
+//     their version are one snapshot. Versions are random rather than
+//     counted so that a version always names one state of the contents,
+//     whatever happens to the key: after a failover that lost the last
+//     writes (the replica's version goes with the replica's contents) or
+//     a restart without persistence (missing key: 1, an empty store), a
+//     counter would count again through numbers that a process cached for
+//     other contents, and serve a stale list.
 //   - Put of any number of items is one MULTI/EXEC: atomic and idempotent.
 //     Delete is one MULTI/EXEC too. PutIfEmpty seeds only a store with no
 //     entry, atomically, so that replicas starting together seed once and
@@ -60,10 +106,55 @@
 //     is sent, and with ContextTimeoutEnabled (set by ApplyTimeouts) the
 //     deadline bounds every socket read and write.
 //
+// # Readiness
+//
+// Ping says Redis answers; Ready says the store can serve, for /readyz:
+// it WATCHes and reads the version key and runs a MULTI/EXEC holding a
+// write that changes nothing, the way a request does. So a Cluster node
+// that does not own the store's slot reached as a single node (MOVED), a
+// sentinel's port (unknown command), a read-only replica (READONLY) and a
+// Sentinel or Cluster with no master are not ready. A topology that does
+// not fit the server is a configuration error: MOVED or ASK on a client
+// that is not a ClusterClient, a command the server does not know, a
+// Cluster URL naming a server with cluster support disabled, a
+// master_name the sentinels do not know. It is logged once (WithLogger)
+// naming the fix, and every call fails with an error that matches both
+// inventory.ErrUnavailable (the API answers 503, never 500, never a
+// made-up "not found" or empty list) and ErrMisconfigured.
+//
+// # Failover
+//
+// On a ClusterClient, after a connection error, a timeout, CLUSTERDOWN,
+// TRYAGAIN, MOVED, ASK or READONLY, the store asks go-redis to reload the
+// slot map (ClusterClient.ReloadState), at most once every 250 ms however
+// many calls fail. go-redis alone reloads it only every minute or on a
+// MOVED, and meanwhile keeps redialling a master that was killed: a
+// Cluster's failover then cost about a minute of failed writes instead of
+// seconds. Meanwhile calls fail with inventory.ErrUnavailable (503 with
+// Retry-After), never an unknown error (500) and never a stale answer: the
+// store reads and writes masters only (ParseURL refuses read_only and the
+// other replica-routing parameters).
+//
+// With Sentinel (redis.NewFailoverClient) go-redis does what is needed on
+// its own: it subscribes to the sentinels' +switch-master, closes its
+// connections to any other address when the master changes, and asks the
+// sentinels for the master's address on every new connection, so once the
+// sentinels promote a replica the next connection reaches it. The store
+// adds nothing there beyond answering 503 until then.
+//
+// # Replica acknowledgements
+//
 // Redis acknowledges a write once it is in its memory. Whether it survives
 // a Redis restart depends on the server's persistence (RDB/AOF) settings,
 // and a failover to a replica may lose the last writes acknowledged by the
 // old primary: see the Redis documentation on persistence and replication.
+// WithReplicaAcks(n, timeout) makes every write wait, after its EXEC and on
+// the same connection, for Redis's WAIT n timeout; a write that fewer
+// replicas acknowledged in time is answered 503 (it may be applied, and
+// retrying it is safe). A write answered with success is then in the
+// memory of the master and of n replicas, which is what a failover keeps
+// when the replica promoted is one of them: see WithReplicaAcks for what
+// it does and does not promise.
 //
 // # Errors
 //
@@ -71,15 +162,18 @@
 // is inventory.ErrNotFound. A deadline or cancellation, a failed dial, a
 // refused, reset or closed connection, a pool timeout, and the replies
 // LOADING, READONLY, MASTERDOWN, CLUSTERDOWN, TRYAGAIN and max-clients are
-// an *inventory.Error with code unavailable that wraps the cause: the API
-// answers 503 with Retry-After and logs a warning. So is an update whose
-// retries ran out. Anything else (authentication, out of memory, TLS,
+// an error with code unavailable (inventory.Unavailable) wrapping the
+// cause: the API answers 503 with Retry-After and logs a warning. So are
+// an update whose retries ran out, a write that fewer replicas
+// acknowledged than WithReplicaAcks asks, a transaction that a replica
+// refused (READONLY), and a misconfigured topology (see Readiness). Anything else (authentication, out of memory, TLS,
 // corrupt data, a bug) is answered 500 and logged as an error.
 //
 // # Timeouts
 //
-// go-redis's defaults have changed between minor versions, so
-// OptionsFromURL and ApplyTimeouts set them explicitly: DialTimeout 2 s
+// go-redis's defaults have changed between minor versions, so ParseURL
+// (and ApplyTimeouts, ApplyClusterTimeouts, ApplyFailoverTimeouts for
+// options you build yourself) set them explicitly, for every topology: DialTimeout 2 s
 // (2 attempts, 100 ms apart), ReadTimeout and WriteTimeout 2 s, PoolTimeout
 // 2 s, go-redis's own retries of a failed command 2 (backoff 8–256 ms), and
 // ContextTimeoutEnabled. A request's store deadline (inventory's

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strings"
 	"syscall"
 
 	"github.com/petinventory/petinventory/inventory"
@@ -27,7 +28,7 @@ func translate(op string, err error) error {
 	if err == nil {
 		return nil
 	}
-	if errors.Is(err, redis.Nil) {
+	if isNil(err) {
 		return inventory.ErrNotFound
 	}
 	var ie *inventory.Error
@@ -38,6 +39,71 @@ func translate(op string, err error) error {
 		return inventory.Unavailable(fmt.Errorf("redis %s: Redis cannot be reached, timed out, or refuses work for now: %w", op, err))
 	}
 	return fmt.Errorf("redisstore: %s: %w", op, err)
+}
+
+// errRedirected: a Cluster kept redirecting a transaction (MOVED or ASK)
+// past the client's max_redirects: a slot moving, or a failover under
+// way. See Store.watch.
+var errRedirected = errors.New("redis: the Cluster redirected the transaction (MOVED or ASK) more times than max_redirects allows; its slot is moving or failing over")
+
+// isNil reports whether err is Redis's nil reply itself (a missing key
+// or field), as a command returns it. A wrapped one is something else:
+// go-redis's Sentinel client wraps the nil reply of a sentinel that knows
+// no master of the configured name, and that is no missing entry.
+func isNil(err error) bool {
+	return err == redis.Nil
+}
+
+// ErrMisconfigured matches (errors.Is) the errors of a store whose client
+// reaches a server that cannot serve it as configured: a Cluster node
+// reached as a single node (MOVED or ASK), a server that does not know
+// the store's commands (a sentinel's port), a single node reached as a
+// Cluster, or sentinels that know no master of the configured name. Such
+// an error also matches inventory.ErrUnavailable: the API answers 503,
+// and Ready fails. The store logs the first one, with its fix.
+var ErrMisconfigured = errors.New("redisstore: the Redis URL or client does not fit the server it reaches")
+
+// misconfigured returns the fix for an error that says the client reaches
+// the wrong kind of server, or "" when err is not one. cluster tells
+// whether the client is a ClusterClient (which follows MOVED and ASK on
+// its own, so that those are only a slot migration for it).
+func misconfigured(err error, cluster bool) string {
+	if strings.Contains(err.Error(), "all sentinels specified in configuration are unreachable") && errors.Is(err, redis.Nil) {
+		return "the sentinels know no master of the name REDIS_URL gives (master_name=); check it against SENTINEL MASTERS on a sentinel"
+	}
+	var re redis.Error
+	if !errors.As(err, &re) {
+		return ""
+	}
+	msg := re.Error()
+	switch {
+	case !cluster && (strings.HasPrefix(msg, "MOVED ") || strings.HasPrefix(msg, "ASK ")):
+		return "the server is a Redis Cluster node that does not own the store's keys, reached as a single node; name the Cluster instead: REDIS_URL=redis://host:port?cluster=true (or ?addr=host2:port2&addr=… for more seeds), or pass a redis.ClusterClient to New"
+	case cluster && strings.Contains(msg, "cluster support disabled"):
+		return "the server is not a Cluster node (cluster support disabled) but REDIS_URL names a Cluster; drop cluster=true and addr= to name one node, or use master_name= for Sentinel"
+	case strings.HasPrefix(msg, "ERR unknown command"):
+		return "the server does not know a command the store needs (WATCH, MULTI, EXEC): it is probably a Redis Sentinel's port; name the master through the sentinels instead: REDIS_URL=redis://sentinel:port?master_name=NAME&addr=sentinel2:port, or pass a redis.NewFailoverClient to New"
+	}
+	return ""
+}
+
+// reloadAfter reports whether err tells that a ClusterClient's slot map
+// may be out of date: the node did not answer or refused the slot
+// (a connection error, a timeout, CLUSTERDOWN, TRYAGAIN, MOVED, ASK,
+// READONLY from a master demoted to replica).
+func reloadAfter(err error) bool {
+	if errors.Is(err, context.Canceled) {
+		return false // the caller gave up: says nothing of the Cluster
+	}
+	if unavailable(err) {
+		return true
+	}
+	var re redis.Error
+	if errors.As(err, &re) {
+		msg := re.Error()
+		return strings.HasPrefix(msg, "MOVED ") || strings.HasPrefix(msg, "ASK ")
+	}
+	return false
 }
 
 // unavailable reports whether err says that Redis cannot serve the call
@@ -58,6 +124,8 @@ func unavailable(err error) bool {
 		return true
 	case redis.IsLoadingError(err), redis.IsReadOnlyError(err), redis.IsMasterDownError(err),
 		redis.IsClusterDownError(err), redis.IsTryAgainError(err), redis.IsMaxClientsError(err):
+		return true
+	case errors.Is(err, errRedirected):
 		return true
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, net.ErrClosed),
 		errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):

@@ -32,34 +32,45 @@ func calls(s *Store) map[string]func(ctx context.Context) error {
 			_, err := s.PutIfEmpty(ctx, inventory.Item{PetID: 1, Quantity: 1, Status: inventory.StatusSold})
 			return err
 		},
-		"Ping": func(ctx context.Context) error { return s.Ping(ctx) },
+		"Ping":  func(ctx context.Context) error { return s.Ping(ctx) },
+		"Ready": func(ctx context.Context) error { return s.Ready(ctx) },
+		"ListSince": func(ctx context.Context) error {
+			_, _, _, err := s.ListSince(ctx, 7) // 7: never a version, so both of its round trips run
+			return err
+		},
 	}
 }
 
 // TestRedisErrorReplies: a Redis that answers "not now" (LOADING after a
 // restart, READONLY during a failover, …) is unavailable; any other error
-// reply is internal, never not found or success.
+// reply is internal, never not found or success. A reply that says the
+// client reaches the wrong kind of server (MOVED on a single-node client,
+// an unknown command) is unavailable and misconfigured.
 func TestRedisErrorReplies(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
-		reply       string
-		unavailable bool
+		reply         string
+		unavailable   bool
+		misconfigured bool
 	}{
-		{"LOADING Redis is loading the dataset in memory", true},
-		{"READONLY You can't write against a read only replica.", true},
-		{"MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.", true},
-		{"CLUSTERDOWN The cluster is down", true},
-		{"TRYAGAIN Multiple keys request during rehashing of slot", true},
-		{"ERR max number of clients reached", true},
-		{"NOAUTH Authentication required.", false},
-		{"OOM command not allowed when used memory > 'maxmemory'.", false},
-		{"ERR unknown command", false},
+		{"LOADING Redis is loading the dataset in memory", true, false},
+		{"READONLY You can't write against a read only replica.", true, false},
+		{"MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.", true, false},
+		{"CLUSTERDOWN The cluster is down", true, false},
+		{"TRYAGAIN Multiple keys request during rehashing of slot", true, false},
+		{"ERR max number of clients reached", true, false},
+		{"NOAUTH Authentication required.", false, false},
+		{"OOM command not allowed when used memory > 'maxmemory'.", false, false},
+		{"ERR unknown command 'watch', with args beginning with: ", true, true},
+		{"MOVED 1234 127.0.0.1:7000", true, true},
+		{"ASK 1234 127.0.0.1:7000", true, true},
+		{"ERR some other error", false, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.reply[:min(len(tc.reply), 12)], func(t *testing.T) {
 			t.Parallel()
 			m, c := miniClient(t)
-			s := newTestStore(t, c, WithMaxRetries(0))
+			s := newTestStore(t, c, WithMaxRetries(0), WithLogger(discardLog))
 			if err := s.Put(t.Context(), inventory.Item{PetID: 1, Quantity: 1, Status: inventory.StatusSold}); err != nil {
 				t.Fatal(err) // connects before the replies turn bad
 			}
@@ -78,6 +89,8 @@ func TestRedisErrorReplies(t *testing.T) {
 					t.Errorf("%s = %v, want unavailable", name, err)
 				case !tc.unavailable && isOurs:
 					t.Errorf("%s = %v (code %s), want a plain error, answered 500", name, err, ie.Code)
+				case tc.misconfigured != errors.Is(err, ErrMisconfigured):
+					t.Errorf("%s = %v; matches ErrMisconfigured: %v, want %v", name, err, !tc.misconfigured, tc.misconfigured)
 				}
 			}
 		})

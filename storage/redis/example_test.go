@@ -55,3 +55,31 @@ func Example() {
 	// [{1 6 available} {2 0 sold}] <nil>
 	// map[1:6 2:0]
 }
+
+// ExampleParseURL names each topology in go-redis's URL forms. The
+// description is what a startup log line can show: it never holds a
+// password.
+func ExampleParseURL() {
+	for _, url := range []string{
+		"redis://:secret@10.0.0.1:6379/0",
+		"redis://10.0.0.1:7000?addr=10.0.0.2:7000&addr=10.0.0.3:7000",
+		"redis://10.0.0.1:7000?cluster=true",
+		"redis://10.0.0.1:26379?master_name=shop&addr=10.0.0.2:26379",
+		"redis://10.0.0.1:7101,10.0.0.2:7102/0",
+	} {
+		cfg, err := redisstore.ParseURL(url)
+		if err != nil {
+			fmt.Println(err)
+			continue
+		}
+		client := cfg.NewClient() // a *redis.ClusterClient for a Cluster; does not dial
+		fmt.Println(cfg)
+		_ = client.Close()
+	}
+	// Output:
+	// single node 10.0.0.1:6379, db 0
+	// cluster, seeds 10.0.0.1:7000 10.0.0.2:7000 10.0.0.3:7000
+	// cluster, seeds 10.0.0.1:7000
+	// sentinel, master "shop" via 10.0.0.1:26379 10.0.0.2:26379, db 0
+	// redisstore: invalid Redis URL: host "10.0.0.1:7101,10.0.0.2:7102" names several addresses separated by commas; for a Cluster write redis://host1:port1?addr=host2:port2&addr=host3:port3, for Sentinel redis://sentinel1:port?master_name=NAME&addr=sentinel2:port
+}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"io"
+	"log/slog"
 	"os"
 	"testing"
 	"time"
@@ -97,3 +99,7 @@ func clearAfter(t *testing.T, s *Store) {
 		}
 	})
 }
+
+// discardLog is a logger for stores whose configuration errors a test
+// provokes on purpose.
+var discardLog = slog.New(slog.NewTextHandler(io.Discard, nil))

@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -34,10 +37,20 @@ type Store struct {
 	statusKey  string // HASH petId → status; a field exists iff the entry does
 	qtyKey     string // HASH petId → quantity
 	guardBase  string // guardBase + petId: STRING written by Put and Delete only
+	versionKey string // STRING: the version of the contents, set by every write
+	routeKey   string // never written: WATCHed to hold one connection for EXEC and WAIT
 	maxRetries int
+	acks       int           // WithReplicaAcks: replicas to wait for after a write
+	ackTimeout time.Duration // and how long
+	log        *slog.Logger
 
-	aborts    atomic.Uint64
-	exhausted atomic.Uint64
+	cluster       *redis.ClusterClient // client, when it is a ClusterClient
+	lastReload    atomic.Int64         // unix nanoseconds of the last ReloadState
+	configLogged  atomic.Bool          // a configuration error was logged
+	aborts        atomic.Uint64
+	exhausted     atomic.Uint64
+	reloads       atomic.Uint64
+	ackShortfalls atomic.Uint64
 
 	// beforeExec, when set (by tests only), runs inside the optimistic
 	// transactions of SetQuantity and PutIfEmpty (op names which), after
@@ -46,7 +59,10 @@ type Store struct {
 	beforeExec func(op string)
 }
 
-var _ inventory.Store = (*Store)(nil)
+var (
+	_ inventory.Store           = (*Store)(nil)
+	_ inventory.VersionedLister = (*Store)(nil)
+)
 
 // Option configures a Store built by New.
 type Option func(*config)
@@ -54,6 +70,9 @@ type Option func(*config)
 type config struct {
 	prefix     string
 	maxRetries int
+	acks       int
+	ackTimeout time.Duration
+	log        *slog.Logger
 }
 
 // WithKeyPrefix sets the prefix of every key the store uses; default
@@ -76,8 +95,38 @@ func WithMaxRetries(n int) Option {
 	return func(c *config) { c.maxRetries = n }
 }
 
+// WithReplicaAcks makes every write (SetQuantity, Put, PutIfEmpty,
+// Delete) wait, after its EXEC and on the same connection, until n
+// replicas acknowledge it or timeout passes: Redis's WAIT n timeout. When
+// fewer than n acknowledge in time, the call fails with an error matching
+// inventory.ErrUnavailable (the API answers 503): the write is applied on
+// the master but not promised; retrying the same write is safe (a set is
+// idempotent; a retried Delete answers not found).
+//
+// What it promises: a write answered with success is in the memory of the
+// master and of at least n replicas. Replication stays asynchronous, so
+// what it does not promise: the write survives only if the replica that
+// takes over is one of those n (with n equal to the number of replicas,
+// any of them is; Sentinel promotes the replica with the best priority
+// and then the largest replication offset, so it picks one that has the
+// write unless its priority says otherwise); it does not wait for disk
+// (WAITAOF does); and a write that failed with 503 may still be there.
+// The cost is one more round trip and the replicas' replication delay on
+// every write. n is 0 (off, the default) to 16; timeout is 1 ms or more
+// (WAIT's resolution) and should stay below the API's store timeout.
+func WithReplicaAcks(n int, timeout time.Duration) Option {
+	return func(c *config) { c.acks, c.ackTimeout = n, timeout }
+}
+
+// WithLogger sets where the store logs what an operator must fix, once:
+// a client that reaches the wrong kind of server (see ErrMisconfigured).
+// Default slog.Default().
+func WithLogger(l *slog.Logger) Option {
+	return func(c *config) { c.log = l }
+}
+
 // New returns a Store over client. It does not talk to Redis, so it
-// succeeds while Redis is down (use Ping for readiness); it fails on a nil
+// succeeds while Redis is down (use Ready for readiness); it fails on a nil
 // client or an invalid option. The Store does not own client: close the
 // client when done with the store.
 func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
@@ -94,15 +143,31 @@ func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
 	if c.maxRetries < 0 || c.maxRetries > 1000 {
 		return nil, fmt.Errorf("redisstore: New: WithMaxRetries(%d): must be between 0 and 1000", c.maxRetries)
 	}
+	if c.acks < 0 || c.acks > 16 {
+		return nil, fmt.Errorf("redisstore: New: WithReplicaAcks(%d, …): the number of replicas must be between 0 and 16", c.acks)
+	}
+	if c.acks > 0 && c.ackTimeout < time.Millisecond {
+		return nil, fmt.Errorf("redisstore: New: WithReplicaAcks(%d, %v): the timeout must be 1ms or more (0 would make WAIT block forever)", c.acks, c.ackTimeout)
+	}
+	if c.log == nil {
+		c.log = slog.Default()
+	}
 	tag := "{" + c.prefix + "}:"
-	return &Store{
+	s := &Store{
 		client:     client,
 		prefix:     c.prefix,
 		statusKey:  tag + "status",
 		qtyKey:     tag + "qty",
 		guardBase:  tag + "guard:",
+		versionKey: tag + "version",
+		routeKey:   tag + "tx",
 		maxRetries: c.maxRetries,
-	}, nil
+		acks:       c.acks,
+		ackTimeout: c.ackTimeout,
+		log:        c.log,
+	}
+	s.cluster, _ = client.(*redis.ClusterClient)
+	return s, nil
 }
 
 func isNilClient(c redis.UniversalClient) bool {
@@ -148,21 +213,104 @@ type Stats struct {
 	// RetriesExhausted counts SetQuantity calls that gave up after
 	// WithMaxRetries retries and failed with inventory.ErrUnavailable.
 	RetriesExhausted uint64
+	// ClusterReloads counts the times the store asked a ClusterClient to
+	// reload its slot map after an error (see Store's doc: failover).
+	ClusterReloads uint64
+	// AckShortfalls counts writes that fewer replicas acknowledged than
+	// WithReplicaAcks asked for, each answered with ErrUnavailable.
+	AckShortfalls uint64
 }
 
 // Stats returns the counters since New.
 func (s *Store) Stats() Stats {
-	return Stats{WatchAborts: s.aborts.Load(), RetriesExhausted: s.exhausted.Load()}
+	return Stats{WatchAborts: s.aborts.Load(), RetriesExhausted: s.exhausted.Load(),
+		ClusterReloads: s.reloads.Load(), AckShortfalls: s.ackShortfalls.Load()}
 }
 
-// Ping checks that Redis answers, for a readiness probe. Its error is
+// reloadInterval is the shortest time between two slot-map reloads the
+// store asks of a ClusterClient: a storm of failing calls during a
+// failover is one reload per interval, not one per call.
+const reloadInterval = 250 * time.Millisecond
+
+// fail translates err (see translate) after reacting to it: on a
+// ClusterClient, an error that says the slot map may be out of date asks
+// for a reload (at most once per reloadInterval), since go-redis alone
+// reloads it only every minute or on MOVED, and keeps redialling a dead
+// master meanwhile; MOVED and ASK on a ClusterClient (a slot moving, or
+// redirects exhausted) are unavailable for now. A client reaching the
+// wrong kind of server is logged once and is unavailable, matching
+// ErrMisconfigured too.
+func (s *Store) fail(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if s.cluster != nil && reloadAfter(err) {
+		s.reloadClusterState()
+	}
+	if fix := misconfigured(err, s.cluster != nil); fix != "" {
+		if s.configLogged.CompareAndSwap(false, true) {
+			s.log.Error("redisstore: configuration error: "+fix, "error", err.Error())
+		}
+		return inventory.Unavailable(fmt.Errorf("%w: %s: %w", ErrMisconfigured, fix, err))
+	}
+	if s.cluster != nil && !unavailable(err) && reloadAfter(err) {
+		return inventory.Unavailable(fmt.Errorf("redis %s: the Cluster moved the store's slot: %w", op, err))
+	}
+	return translate(op, err)
+}
+
+func (s *Store) reloadClusterState() {
+	now := time.Now().UnixNano()
+	last := s.lastReload.Load()
+	if now-last < int64(reloadInterval) || !s.lastReload.CompareAndSwap(last, now) {
+		return
+	}
+	s.reloads.Add(1)
+	s.cluster.ReloadState(context.Background())
+}
+
+// Ping checks that Redis answers PING. That is not readiness: a replica,
+// a sentinel or a Cluster node that does not own the store's keys answer
+// it too; Ready checks that the store can serve. Its error is
 // translated like every other (an unreachable Redis matches
 // inventory.ErrUnavailable).
 func (s *Store) Ping(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return translate("ping", err)
 	}
-	return translate("ping", s.client.Ping(ctx).Err())
+	return s.fail("ping", s.client.Ping(ctx).Err())
+}
+
+// Ready reports whether the store can serve requests, for a readiness
+// probe. Unlike Ping, it exercises the store's own keys the way a write
+// does: WATCH of the version key, a read of it, and a MULTI/EXEC holding a
+// write that changes nothing (HDEL of a field that never exists) and a
+// read. So a server that answers PING but cannot serve is not ready: a
+// Cluster node that does not own the store's slot reached as a single
+// node (MOVED), a sentinel's port (unknown command), a read-only replica
+// (READONLY), a Sentinel or Cluster without a master. Its errors are
+// translated like every other; a misdirected client also matches
+// ErrMisconfigured and is logged once.
+func (s *Store) Ready(ctx context.Context) error {
+	const op = "ready"
+	if err := ctx.Err(); err != nil {
+		return translate(op, err)
+	}
+	err := s.watch(ctx, func(tx *redis.Tx) error {
+		if _, err := s.parseVersion(tx.Get(ctx, s.versionKey).Result()); err != nil {
+			return err
+		}
+		err := txPipelined(ctx, tx, func(p redis.Pipeliner) error {
+			p.HDel(ctx, s.qtyKey, "") // refused by a read-only replica
+			p.Exists(ctx, s.versionKey)
+			return nil
+		})
+		return err
+	}, s.versionKey)
+	if errors.Is(err, redis.TxFailedErr) {
+		return nil // a write changed the version meanwhile: the store serves
+	}
+	return s.fail(op, err)
 }
 
 func field(petID int64) string { return strconv.FormatInt(petID, 10) }
@@ -171,39 +319,120 @@ func field(petID int64) string { return strconv.FormatInt(petID, 10) }
 // HGETALL on the status and quantity hashes: one round trip, and a
 // snapshot of one instant, whatever the size of the inventory.
 func (s *Store) List(ctx context.Context) ([]inventory.Item, error) {
+	items, _, err := s.snapshot(ctx, "list", false)
+	return items, err
+}
+
+// emptyVersion is the version of a store whose version key does not
+// exist: one no write ever reached, or whose keys were all deleted
+// (Clear, a Redis restarted without persistence). Such a store is empty,
+// so all of them are the same contents. Writes set random versions above
+// it (see newVersion).
+const emptyVersion = 1
+
+// newVersion returns the version a write sets: a random number in
+// 2..2^64-1. Random rather than counted, so that a version names one
+// state whatever happens to the key: after a failover that lost the last
+// writes, or a restart that lost the key, a counter would count again
+// through numbers that a process has cached for other contents; a random
+// version repeats with a chance of 2^-64.
+func newVersion() uint64 { return rand.Uint64N(math.MaxUint64-1) + 2 }
+
+// ListSince implements inventory.VersionedLister. When since is the
+// current version it is one GET of the version key: one round trip of
+// one small command, however large the inventory. Otherwise it is List's
+// MULTI/EXEC with a GET of the version key in it, so the items and their
+// version are one snapshot. The version is never 0; it changes with every
+// write (a Delete of a pet with no entry included).
+func (s *Store) ListSince(ctx context.Context, since uint64) ([]inventory.Item, uint64, bool, error) {
+	const op = "list"
 	if err := ctx.Err(); err != nil {
-		return nil, translate("list", err)
+		return nil, 0, false, translate(op, err)
 	}
-	var st, qt *redis.MapStringStringCmd
-	// HGETALL never replies nil (a missing hash is an empty map), so the
-	// error of TxPipelined is a real failure, never a redis.Nil.
-	_, err := s.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
+	if since != 0 {
+		v, err := s.parseVersion(s.client.Get(ctx, s.versionKey).Result())
+		if err != nil {
+			return nil, 0, false, s.fail(op, err)
+		}
+		if v == since {
+			return nil, v, false, nil
+		}
+	}
+	items, v, err := s.snapshot(ctx, op, true)
+	if err != nil {
+		return nil, 0, false, err
+	}
+	return items, v, true, nil
+}
+
+// parseVersion reads the reply of a GET of the version key.
+func (s *Store) parseVersion(raw string, err error) (uint64, error) {
+	if isNil(err) {
+		return emptyVersion, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	v, perr := strconv.ParseUint(raw, 10, 64)
+	if perr != nil || v == 0 {
+		return 0, inventory.Errorf(inventory.CodeInternal,
+			"redisstore: corrupt data: key %q holds %q, which is not a version (a number from 1) (change these keys only through the Store)", s.versionKey, truncate(raw))
+	}
+	return v, nil
+}
+
+// snapshot reads every entry, and the version when withVersion, in one
+// MULTI/EXEC, and sorts the entries by petId.
+func (s *Store) snapshot(ctx context.Context, op string, withVersion bool) ([]inventory.Item, uint64, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, 0, translate(op, err)
+	}
+	var (
+		st, qt *redis.MapStringStringCmd
+		ver    *redis.StringCmd
+	)
+	err := txPipelined(ctx, s.client, func(p redis.Pipeliner) error {
+		if withVersion {
+			ver = p.Get(ctx, s.versionKey)
+		}
 		st = p.HGetAll(ctx, s.statusKey)
 		qt = p.HGetAll(ctx, s.qtyKey)
 		return nil
 	})
+	// HGETALL never replies nil (a missing hash is an empty map), but GET
+	// of a missing version key does, and TxPipelined then returns
+	// redis.Nil although EXEC committed: that one is no failure.
+	if isNil(err) && ver != nil && isNil(ver.Err()) && st.Err() == nil && qt.Err() == nil {
+		err = nil
+	}
 	if err != nil {
-		return nil, translate("list", err)
+		return nil, 0, s.fail(op, err)
+	}
+	var version uint64
+	if withVersion {
+		if version, err = s.parseVersion(ver.Result()); err != nil {
+			return nil, 0, err
+		}
 	}
 	statuses, quantities := st.Val(), qt.Val()
 	items := make([]inventory.Item, 0, len(statuses))
 	for f, raw := range statuses {
 		id, err := strconv.ParseInt(f, 10, 64)
 		if err != nil || field(id) != f {
-			return nil, corrupt(s.statusKey, f, f, "a pet id")
+			return nil, 0, corrupt(s.statusKey, f, f, "a pet id")
 		}
 		status, err := s.parseStatus(f, raw)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		rawQty, ok := quantities[f]
 		if !ok {
-			return nil, inventory.Errorf(inventory.CodeInternal,
+			return nil, 0, inventory.Errorf(inventory.CodeInternal,
 				"redisstore: corrupt data: key %q field %q has a status but key %q has no field %q (change these keys only through the Store)", s.statusKey, f, s.qtyKey, f)
 		}
 		q, err := s.parseQuantity(f, rawQty)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		items = append(items, inventory.Item{PetID: id, Quantity: q, Status: status})
 	}
@@ -216,15 +445,16 @@ func (s *Store) List(ctx context.Context) ([]inventory.Item, error) {
 		}
 		return 0
 	})
-	return items, nil
+	return items, version, nil
 }
 
 // SetQuantity replaces one pet's quantity with an optimistic transaction:
 // WATCH the pet's guard key (written only by Put and Delete), read its
-// status, then MULTI, HSET of the quantity, EXEC. EXEC succeeding proves
-// the entry existed with that status when the quantity was written, so the
-// item returned is the one stored by this write. A pet with no entry
-// returns inventory.ErrNotFound and writes nothing.
+// status, then MULTI, HSET of the quantity, SET of a new version, EXEC
+// (and WAIT, with WithReplicaAcks). EXEC succeeding proves the entry
+// existed with that status when the quantity was written, so the item
+// returned is the one stored by this write. A pet with no entry returns
+// inventory.ErrNotFound and writes nothing.
 //
 // Updates never touch what they WATCH, so concurrent updates of one pet do
 // not abort each other; only a Put or Delete of the same pet in between
@@ -233,9 +463,6 @@ func (s *Store) SetQuantity(ctx context.Context, petID int64, quantity int) (inv
 	const op = "set quantity"
 	if err := ctx.Err(); err != nil {
 		return inventory.Item{}, translate(op, err)
-	}
-	if quantity < 0 || quantity > inventory.MaxQuantity {
-		return inventory.Item{}, inventory.Errorf(inventory.CodeInvalidField, "quantity %d is outside 0..%d", quantity, inventory.MaxQuantity)
 	}
 	f := field(petID)
 	var status inventory.Status
@@ -250,33 +477,79 @@ func (s *Store) SetQuantity(ctx context.Context, petID int64, quantity int) (inv
 		if s.beforeExec != nil {
 			s.beforeExec(op)
 		}
-		// The transaction holds only HSET, which never replies nil: so
-		// TxPipelined's habit of returning redis.Nil for a nil reply even
-		// when EXEC committed cannot turn a success into a not found here.
-		_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		// The transaction holds only HSET and SET, which never reply
+		// nil: so TxPipelined's habit of returning redis.Nil for a nil
+		// reply even when EXEC committed cannot turn a success into a not
+		// found here.
+		err = txPipelined(ctx, tx, func(p redis.Pipeliner) error {
 			p.HSet(ctx, s.qtyKey, f, quantity)
+			p.Set(ctx, s.versionKey, newVersion(), 0)
 			return nil
 		})
-		return err
+		if err != nil {
+			return err
+		}
+		return s.waitAcks(ctx, tx, op)
 	}
 	for attempt := 0; ; attempt++ {
-		err := s.client.Watch(ctx, txf, s.guardBase+f)
+		err := s.watch(ctx, txf, s.guardBase+f)
 		if err == nil {
 			return inventory.Item{PetID: petID, Quantity: quantity, Status: status}, nil
 		}
 		if !errors.Is(err, redis.TxFailedErr) {
-			return inventory.Item{}, translate(op, err)
+			return inventory.Item{}, s.fail(op, err)
 		}
 		s.aborts.Add(1)
 		if attempt == s.maxRetries {
 			s.exhausted.Add(1)
 			return inventory.Item{}, inventory.Unavailable(fmt.Errorf(
-				"redis: the update of pet %d was aborted %d times by concurrent changes of its entry: %w", petID, attempt+1, err))
+				"redis: the update of pet %d was aborted %d times by concurrent changes of its entry; retry later: %w",
+				petID, attempt+1, err))
 		}
 		if err := sleep(ctx, backoff(attempt)); err != nil {
 			return inventory.Item{}, translate(op, err)
 		}
 	}
+}
+
+// watch runs fn in a WATCH transaction on the client, as Watch does, and
+// fails with errRedirected when fn did not run to its end although Watch
+// returned nil: go-redis's ClusterClient.Watch (v9.23) does that when a
+// MOVED or ASK outlasts its redirects (max_redirects), which would make a
+// write that never happened look like a success.
+func (s *Store) watch(ctx context.Context, fn func(*redis.Tx) error, keys ...string) error {
+	done := false
+	err := s.client.Watch(ctx, func(tx *redis.Tx) error {
+		if err := fn(tx); err != nil {
+			return err
+		}
+		done = true
+		return nil
+	}, keys...)
+	if err == nil && !done {
+		return errRedirected
+	}
+	return err
+}
+
+// txPipelined runs fn's commands in one MULTI/EXEC on c (a client or a
+// Tx). When Redis refused a command while queueing it and so discarded
+// the transaction (EXECABORT), the error is that command's (READONLY from
+// a replica, MOVED, OOM, NOREPLICAS…), which says why and is translated by
+// what it says; EXECABORT alone would be an unknown error.
+func txPipelined(ctx context.Context, c interface {
+	TxPipelined(context.Context, func(redis.Pipeliner) error) ([]redis.Cmder, error)
+}, fn func(redis.Pipeliner) error) error {
+	cmds, err := c.TxPipelined(ctx, fn)
+	if err == nil || !strings.HasPrefix(err.Error(), "EXECABORT") {
+		return err
+	}
+	for _, cmd := range cmds {
+		if e := cmd.Err(); e != nil && !strings.HasPrefix(e.Error(), "EXECABORT") {
+			return e
+		}
+	}
+	return err
 }
 
 // backoff is the pause before retry attempt+1: 1 ms doubling up to 64 ms,
@@ -298,40 +571,85 @@ func sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
+// waitAcks runs WAIT on tx's connection, right after the transaction's
+// EXEC on it, when WithReplicaAcks asks for acknowledgements. WAIT counts
+// the replicas that acknowledged everything this connection wrote, so it
+// must run on the transaction's own connection.
+func (s *Store) waitAcks(ctx context.Context, tx *redis.Tx, op string) error {
+	if s.acks == 0 {
+		return nil
+	}
+	n, err := tx.Wait(ctx, s.acks, s.ackTimeout).Result()
+	if err != nil {
+		return fmt.Errorf("WAIT %d %d after the %s: %w", s.acks, s.ackTimeout.Milliseconds(), op, err)
+	}
+	if n < int64(s.acks) {
+		s.ackShortfalls.Add(1)
+		return inventory.Unavailable(fmt.Errorf(
+			"redisstore: %s: %d of the %d replica acknowledgements asked for (WithReplicaAcks) arrived within %v: the write is applied on the master but not promised to survive a failover; retrying it is safe",
+			op, n, s.acks, s.ackTimeout))
+	}
+	return nil
+}
+
+// exec runs one MULTI/EXEC of queue: a single round trip without
+// WithReplicaAcks; with it, on a connection held by WATCH of a key no one
+// writes (so the WATCH never aborts it, and routes it on Cluster), then
+// WAIT on that connection.
+func (s *Store) exec(ctx context.Context, op string, queue func(p redis.Pipeliner) error) error {
+	if s.acks == 0 {
+		return txPipelined(ctx, s.client, queue)
+	}
+	for attempt := 0; ; attempt++ {
+		err := s.watch(ctx, func(tx *redis.Tx) error {
+			if err := txPipelined(ctx, tx, queue); err != nil {
+				return err
+			}
+			return s.waitAcks(ctx, tx, op)
+		}, s.routeKey)
+		// Only a FLUSHDB or FLUSHALL between WATCH and EXEC aborts it:
+		// nothing was written, so run it again.
+		if !errors.Is(err, redis.TxFailedErr) || attempt == s.maxRetries {
+			return err
+		}
+	}
+}
+
 // Put creates or replaces entries in one MULTI/EXEC: atomic, and
-// idempotent. Each item is checked with inventory.Item.Validate first and
-// nothing is written when one is invalid. A pet given twice keeps its last
-// item.
+// idempotent. Like every write, it trusts what inventory.Service checked
+// (the inventory.Store contract): go through the Service, or check items
+// with inventory.ValidateItems first.
 func (s *Store) Put(ctx context.Context, items ...inventory.Item) error {
 	const op = "put"
 	if err := ctx.Err(); err != nil {
 		return translate(op, err)
 	}
-	w, err := s.newPutWrite(items)
-	if err != nil || w == nil {
-		return err
+	w := s.newPutWrite(items)
+	if w == nil {
+		return nil
 	}
-	_, err = s.client.TxPipelined(ctx, w.queue(ctx))
-	return translate(op, err)
+	return s.fail(op, s.exec(ctx, op, w.queue(ctx)))
 }
 
 // PutIfEmpty puts items, as Put does, only when the store holds no entry
 // at all, and reports whether it wrote them. It is atomic (WATCH on the
 // status hash, HLEN, MULTI/EXEC): of several replicas seeding an empty
 // Redis at once exactly one writes, and a store that already holds stock
-// is never overwritten by a restart's seed.
+// is never overwritten by a restart's seed. When the items were written
+// but fewer replicas acknowledged them than WithReplicaAcks asks, it
+// reports true with the error.
 func (s *Store) PutIfEmpty(ctx context.Context, items ...inventory.Item) (bool, error) {
 	const op = "put if empty"
 	if err := ctx.Err(); err != nil {
 		return false, translate(op, err)
 	}
-	w, err := s.newPutWrite(items)
-	if err != nil || w == nil {
-		return false, err
+	w := s.newPutWrite(items)
+	if w == nil {
+		return false, nil
 	}
 	for attempt := 0; ; attempt++ {
 		wrote := false
-		err := s.client.Watch(ctx, func(tx *redis.Tx) error {
+		err := s.watch(ctx, func(tx *redis.Tx) error {
 			n, err := tx.HLen(ctx, s.statusKey).Result()
 			if err != nil || n > 0 {
 				return err
@@ -339,19 +657,22 @@ func (s *Store) PutIfEmpty(ctx context.Context, items ...inventory.Item) (bool, 
 			if s.beforeExec != nil {
 				s.beforeExec(op)
 			}
-			_, err = tx.TxPipelined(ctx, w.queue(ctx))
-			wrote = err == nil
-			return err
+			if err = txPipelined(ctx, tx, w.queue(ctx)); err != nil {
+				return err
+			}
+			wrote = true
+			return s.waitAcks(ctx, tx, op)
 		}, s.statusKey)
 		if err == nil {
 			return wrote, nil
 		}
 		if !errors.Is(err, redis.TxFailedErr) {
-			return false, translate(op, err)
+			return wrote, s.fail(op, err) // wrote: written, but not acknowledged by enough replicas
 		}
 		// Another writer changed the entries: look again.
 		if attempt == s.maxRetries {
-			return false, inventory.Unavailable(fmt.Errorf("redis: the seeding was aborted %d times by concurrent changes: %w", attempt+1, err))
+			return false, inventory.Unavailable(fmt.Errorf(
+				"redis: the seeding was aborted %d times by concurrent changes; retry later: %w", attempt+1, err))
 		}
 		if err := sleep(ctx, backoff(attempt)); err != nil {
 			return false, translate(op, err)
@@ -359,29 +680,26 @@ func (s *Store) PutIfEmpty(ctx context.Context, items ...inventory.Item) (bool, 
 	}
 }
 
-// putWrite is the MULTI body of a Put: MSET of the guards, HSET of the
-// statuses, HSET of the quantities.
+// putWrite is the MULTI body of a Put: MSET of the guards and a new
+// version, HSET of the statuses, HSET of the quantities.
 type putWrite struct {
 	s                            *Store
 	guards, statuses, quantities []any
 }
 
-// newPutWrite validates items and prepares their write; nil, nil when
-// there is nothing to write.
-func (s *Store) newPutWrite(items []inventory.Item) (*putWrite, error) {
+// newPutWrite prepares the write of items; nil when there is nothing to
+// write.
+func (s *Store) newPutWrite(items []inventory.Item) *putWrite {
 	if len(items) == 0 {
-		return nil, nil
+		return nil
 	}
 	w := &putWrite{
 		s:          s,
-		guards:     make([]any, 0, 2*len(items)),
+		guards:     make([]any, 0, 2*len(items)+2),
 		statuses:   make([]any, 0, 2*len(items)),
 		quantities: make([]any, 0, 2*len(items)),
 	}
 	for _, it := range items {
-		if err := it.Validate(); err != nil {
-			return nil, err
-		}
 		f := field(it.PetID)
 		// Writing the guard is what aborts a concurrent SetQuantity of
 		// this pet, which read the old status under WATCH.
@@ -389,12 +707,14 @@ func (s *Store) newPutWrite(items []inventory.Item) (*putWrite, error) {
 		w.statuses = append(w.statuses, f, string(it.Status))
 		w.quantities = append(w.quantities, f, it.Quantity)
 	}
-	return w, nil
+	return w
 }
 
 func (w *putWrite) queue(ctx context.Context) func(p redis.Pipeliner) error {
 	return func(p redis.Pipeliner) error {
-		p.MSet(ctx, w.guards...)
+		// A new version each time the write is queued: a retried
+		// transaction is another write.
+		p.MSet(ctx, append(w.guards, w.s.versionKey, newVersion())...)
 		p.HSet(ctx, w.s.statusKey, w.statuses...)
 		p.HSet(ctx, w.s.qtyKey, w.quantities...)
 		return nil
@@ -402,7 +722,8 @@ func (w *putWrite) queue(ctx context.Context) func(p redis.Pipeliner) error {
 }
 
 // Delete removes one entry (its status, quantity and guard) in one
-// MULTI/EXEC; inventory.ErrNotFound when there was none.
+// MULTI/EXEC that also sets a new version; inventory.ErrNotFound when
+// there was none.
 func (s *Store) Delete(ctx context.Context, petID int64) error {
 	const op = "delete"
 	if err := ctx.Err(); err != nil {
@@ -410,14 +731,15 @@ func (s *Store) Delete(ctx context.Context, petID int64) error {
 	}
 	f := field(petID)
 	var removed *redis.IntCmd
-	_, err := s.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
+	err := s.exec(ctx, op, func(p redis.Pipeliner) error {
 		p.Del(ctx, s.guardBase+f)
 		removed = p.HDel(ctx, s.statusKey, f)
 		p.HDel(ctx, s.qtyKey, f)
+		p.Set(ctx, s.versionKey, newVersion(), 0)
 		return nil
 	})
 	if err != nil {
-		return translate(op, err)
+		return s.fail(op, err)
 	}
 	if removed.Val() == 0 {
 		return inventory.ErrNotFound
@@ -445,9 +767,14 @@ func (s *Store) parseQuantity(f, raw string) (int, error) {
 // writes: someone changed the keys by hand, or another program shares the
 // prefix. The API answers 500 and logs this message.
 func corrupt(key, field, value, want string) error {
-	if len(value) > 40 {
-		value = value[:40] + "…"
-	}
 	return inventory.Errorf(inventory.CodeInternal,
-		"redisstore: corrupt data: key %q field %q holds %q, which is not %s (change these keys only through the Store)", key, field, value, want)
+		"redisstore: corrupt data: key %q field %q holds %q, which is not %s (change these keys only through the Store)", key, field, truncate(value), want)
+}
+
+// truncate shortens a value quoted in an error message.
+func truncate(value string) string {
+	if len(value) > 40 {
+		return value[:40] + "…"
+	}
+	return value
 }

@@ -67,7 +67,14 @@ func TestKeyLayout(t *testing.T) {
 			t.Fatal(err)
 		}
 		if n := c.Exists(ctx, tag+"status", tag+"qty", tag+"guard:-5").Val(); n != 0 {
-			t.Errorf("%d of the store's keys remain after its only entry was deleted, want 0", n)
+			t.Errorf("%d of the store's entry keys remain after its only entry was deleted, want 0", n)
+		}
+		// The version stays: it names the state "empty after these writes".
+		if v, err := c.Get(ctx, tag+"version").Uint64(); err != nil || v < 2 {
+			t.Errorf("%sversion = %d, %v; want a number from 2", tag, v, err)
+		}
+		if keys := c.Keys(ctx, "{"+s.KeyPrefix()+"}:*").Val(); len(keys) != 1 {
+			t.Errorf("keys after the only entry was deleted: %v, want only %sversion (%stx is never written)", keys, tag, tag)
 		}
 	})
 }
@@ -190,29 +197,38 @@ func TestSetQuantityEntryDeletedDuringTransaction(t *testing.T) {
 	})
 }
 
+// TestInvalidInputWritesNothing: writes go through inventory.Service,
+// which checks them (the store trusts it); nothing invalid reaches Redis.
 func TestInvalidInputWritesNothing(t *testing.T) {
 	_, c := miniClient(t)
 	ctx := t.Context()
 	s := newTestStore(t, c)
+	svc, err := inventory.NewService(s)
+	if err != nil {
+		t.Fatal(err)
+	}
 	good := inventory.Item{PetID: 1, Quantity: 1, Status: inventory.StatusSold}
 	for _, bad := range []inventory.Item{
 		{PetID: 2, Quantity: -1, Status: inventory.StatusSold},
 		{PetID: 2, Quantity: inventory.MaxQuantity + 1, Status: inventory.StatusSold},
 		{PetID: 2, Quantity: 1, Status: "lost"},
+		{PetID: 1, Quantity: 2, Status: inventory.StatusSold}, // pet 1 twice
 	} {
-		err := s.Put(ctx, good, bad)
-		if !errors.Is(err, &inventory.Error{Code: inventory.CodeInvalidField}) {
+		if err := svc.Put(ctx, good, bad); !errors.Is(err, &inventory.Error{Code: inventory.CodeInvalidField}) {
 			t.Errorf("Put(%+v) = %v, want invalid_field", bad, err)
+		}
+		if wrote, err := svc.PutIfEmpty(ctx, good, bad); wrote || !errors.Is(err, &inventory.Error{Code: inventory.CodeInvalidField}) {
+			t.Errorf("PutIfEmpty(%+v) = %v, %v; want false, invalid_field", bad, wrote, err)
 		}
 	}
 	if items, err := s.List(ctx); err != nil || len(items) != 0 {
 		t.Fatalf("List = %+v, %v; want nothing written by a Put with an invalid item", items, err)
 	}
-	if err := s.Put(ctx, good); err != nil {
+	if err := svc.Put(ctx, good); err != nil {
 		t.Fatal(err)
 	}
 	for _, q := range []int{-1, inventory.MaxQuantity + 1} {
-		if _, err := s.SetQuantity(ctx, 1, q); !errors.Is(err, &inventory.Error{Code: inventory.CodeInvalidField}) {
+		if _, err := svc.SetQuantity(ctx, 1, q); !errors.Is(err, &inventory.Error{Code: inventory.CodeInvalidField}) {
 			t.Errorf("SetQuantity(1, %d) = %v, want invalid_field", q, err)
 		}
 	}
@@ -389,9 +405,6 @@ func TestPutIfEmpty(t *testing.T) {
 		}
 		if items, _ := s.List(ctx); items[0].Quantity != 99 {
 			t.Fatalf("a seed overwrote real stock: %+v", items)
-		}
-		if _, err := s.PutIfEmpty(ctx, inventory.Item{PetID: 3, Quantity: -1, Status: inventory.StatusSold}); !errors.Is(err, &inventory.Error{Code: inventory.CodeInvalidField}) {
-			t.Fatalf("PutIfEmpty of an invalid item = %v, want invalid_field", err)
 		}
 	})
 }

@@ -3,6 +3,9 @@ package redisstore
 import (
 	"errors"
 	"fmt"
+	"net"
+	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -39,82 +42,336 @@ const (
 	MaxRetryBackoff = 256 * time.Millisecond
 )
 
-// ApplyTimeouts sets, in o, each of the settings above that is still zero,
-// and turns ContextTimeoutEnabled on so that every call honours its
-// context's deadline. Use it when you build the go-redis options yourself;
-// OptionsFromURL calls it.
-func ApplyTimeouts(o *redis.Options) {
-	o.ContextTimeoutEnabled = true
+// timeouts points at the timeout fields of one of go-redis's option
+// types, so that the three of them get the same defaults from one place.
+type timeouts struct {
+	dial, dialRetry, read, write, pool, minBackoff, maxBackoff *time.Duration
+	dialerRetries, maxRetries                                  *int
+	contextTimeout                                             *bool
+}
+
+func (t timeouts) apply() {
+	*t.contextTimeout = true
 	setDur := func(p *time.Duration, d time.Duration) {
 		if *p == 0 {
 			*p = d
 		}
 	}
-	setDur(&o.DialTimeout, DialTimeout)
-	setDur(&o.DialerRetryTimeout, DialerRetryTimeout)
-	setDur(&o.ReadTimeout, ReadTimeout)
-	setDur(&o.WriteTimeout, WriteTimeout)
-	setDur(&o.PoolTimeout, PoolTimeout)
-	setDur(&o.MinRetryBackoff, MinRetryBackoff)
-	setDur(&o.MaxRetryBackoff, MaxRetryBackoff)
-	if o.DialerRetries == 0 {
-		o.DialerRetries = DialerRetries
+	setDur(t.dial, DialTimeout)
+	setDur(t.dialRetry, DialerRetryTimeout)
+	setDur(t.read, ReadTimeout)
+	setDur(t.write, WriteTimeout)
+	setDur(t.pool, PoolTimeout)
+	setDur(t.minBackoff, MinRetryBackoff)
+	setDur(t.maxBackoff, MaxRetryBackoff)
+	if *t.dialerRetries == 0 {
+		*t.dialerRetries = DialerRetries
 	}
-	if o.MaxRetries == 0 {
-		o.MaxRetries = MaxRetries
+	if *t.maxRetries == 0 {
+		*t.maxRetries = MaxRetries
 	}
 }
 
-// OptionsFromURL parses a redis:// or rediss:// (TLS) URL, or a unix://
-// URL of a Redis socket on this host, as redis.ParseURL does
-// (redis://user:password@host:port/db, unix:///path/to/redis.sock?db=0,
-// with optional query parameters such as dial_timeout=1s), then applies
-// ApplyTimeouts to what the URL leaves unset. Its errors never contain the
-// URL's password.
+// ApplyTimeouts sets, in o, each of the settings above that is still zero,
+// and turns ContextTimeoutEnabled on so that every call honours its
+// context's deadline. Use it when you build the go-redis options yourself;
+// ParseURL calls it (or ApplyClusterTimeouts, ApplyFailoverTimeouts).
+func ApplyTimeouts(o *redis.Options) {
+	timeouts{&o.DialTimeout, &o.DialerRetryTimeout, &o.ReadTimeout, &o.WriteTimeout, &o.PoolTimeout,
+		&o.MinRetryBackoff, &o.MaxRetryBackoff, &o.DialerRetries, &o.MaxRetries, &o.ContextTimeoutEnabled}.apply()
+}
+
+// ApplyClusterTimeouts is ApplyTimeouts for the options of a
+// redis.ClusterClient: the same settings, applied to every node's
+// connections.
+func ApplyClusterTimeouts(o *redis.ClusterOptions) {
+	timeouts{&o.DialTimeout, &o.DialerRetryTimeout, &o.ReadTimeout, &o.WriteTimeout, &o.PoolTimeout,
+		&o.MinRetryBackoff, &o.MaxRetryBackoff, &o.DialerRetries, &o.MaxRetries, &o.ContextTimeoutEnabled}.apply()
+}
+
+// ApplyFailoverTimeouts is ApplyTimeouts for the options of a
+// Sentinel-managed master (redis.NewFailoverClient): the same settings,
+// for the connections to the master and to the sentinels.
+func ApplyFailoverTimeouts(o *redis.FailoverOptions) {
+	timeouts{&o.DialTimeout, &o.DialerRetryTimeout, &o.ReadTimeout, &o.WriteTimeout, &o.PoolTimeout,
+		&o.MinRetryBackoff, &o.MaxRetryBackoff, &o.DialerRetries, &o.MaxRetries, &o.ContextTimeoutEnabled}.apply()
+}
+
+// Topology is the kind of Redis deployment a URL names.
+type Topology string
+
+const (
+	// SingleNode is one Redis server (redis://, rediss:// or unix://).
+	SingleNode Topology = "single node"
+	// Cluster is a Redis Cluster, reached through any of its nodes.
+	Cluster Topology = "cluster"
+	// Sentinel is a master managed by Redis Sentinel, found by asking the
+	// sentinels.
+	Sentinel Topology = "sentinel"
+)
+
+// Config is a parsed Redis URL: the topology it names and the go-redis
+// options for it, with the store's timeouts applied. Exactly one of
+// Single, Cluster and Failover is set, the one that goes with Topology.
+// Change the options before NewClient if you need to (a TLS root
+// certificate, a dialer).
+type Config struct {
+	Topology Topology
+	Single   *redis.Options
+	Cluster  *redis.ClusterOptions
+	Failover *redis.FailoverOptions
+}
+
+// NewClient returns a new client for the configuration: a *redis.Client
+// for a single node, a *redis.ClusterClient for a Cluster, and a
+// *redis.Client from redis.NewFailoverClient for Sentinel. It does not
+// dial. Close it when done.
+func (c *Config) NewClient() redis.UniversalClient {
+	switch c.Topology {
+	case Cluster:
+		return redis.NewClusterClient(c.Cluster)
+	case Sentinel:
+		return redis.NewFailoverClient(c.Failover)
+	}
+	return redis.NewClient(c.Single)
+}
+
+// String describes the topology and its addresses for a log line, for
+// example "cluster, seeds 10.0.0.1:7000 10.0.0.2:7000 (TLS)". It never
+// shows a user name or password.
+func (c *Config) String() string {
+	tls := ""
+	switch c.Topology {
+	case Cluster:
+		if c.Cluster.TLSConfig != nil {
+			tls = " (TLS)"
+		}
+		return "cluster, seeds " + strings.Join(c.Cluster.Addrs, " ") + tls
+	case Sentinel:
+		if c.Failover.TLSConfig != nil {
+			tls = " (TLS)"
+		}
+		return fmt.Sprintf("sentinel, master %q via %s, db %d%s", c.Failover.MasterName,
+			strings.Join(c.Failover.SentinelAddrs, " "), c.Failover.DB, tls)
+	}
+	o := c.Single
+	if o.TLSConfig != nil {
+		tls = " (TLS)"
+	}
+	if o.Network == "unix" {
+		return fmt.Sprintf("single node, socket %s, db %d", o.Addr, o.DB)
+	}
+	return fmt.Sprintf("single node %s, db %d%s", o.Addr, o.DB, tls)
+}
+
+// ParseURL parses a Redis URL in go-redis's own forms and returns the
+// topology it names, with the store's timeouts (ApplyTimeouts) set where
+// the URL leaves them unset:
 //
-// For Sentinel or Cluster, build a redis.UniversalClient yourself, with
-// the same timeouts and ContextTimeoutEnabled, and pass it to New.
-func OptionsFromURL(rawURL string) (*redis.Options, error) {
+//   - one node: redis://[user:password@]host:port[/db], rediss://… (TLS),
+//     unix:///path/to/redis.sock[?db=N], as redis.ParseURL reads them;
+//   - a Cluster: redis://[user:password@]host:port?addr=host2:port2&addr=host3:port3,
+//     as redis.ParseClusterURL reads it: every address is a seed, any
+//     node of the Cluster will do. With a single seed, say cluster=true:
+//     redis://host:port?cluster=true (a redisstore parameter, not
+//     go-redis's);
+//   - a Sentinel-managed master: redis://[user:password@]sentinel1:port?master_name=NAME&addr=sentinel2:port[/db],
+//     as redis.ParseFailoverURL reads it. As in go-redis, the user and
+//     password of the URL are the sentinels'; the master's go in the
+//     username= and password= parameters.
+//
+// Other query parameters are go-redis's (dial_timeout=1s,
+// pool_size=20, …). A malformed URL, an unknown parameter, several hosts
+// in one URL (redis://a:1,b:2) or a parameter that would send the store's
+// reads to replicas (read_only, route_by_latency, route_randomly,
+// replica_only) is an error that names what is wrong. Errors never
+// contain a password.
+func ParseURL(rawURL string) (*Config, error) {
+	c, err := parseURL(rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("redisstore: invalid Redis URL: %w", err)
+	}
+	return c, nil
+}
+
+// replicaReads are the go-redis URL parameters that would route reads to
+// replicas: the store must read what it wrote, so they are refused.
+var replicaReads = []string{"read_only", "route_by_latency", "route_randomly", "replica_only", "use_disconnected_replicas"}
+
+func parseURL(rawURL string) (*Config, error) {
 	if rawURL == "" {
-		return nil, errors.New("redisstore: the Redis URL is empty; want redis://host:port/db or rediss://…")
+		return nil, errors.New("the URL is empty; want redis://host:port/db, rediss://…, unix:///path/to/socket, or a Cluster or Sentinel form (see ParseURL)")
 	}
-	scheme, _, _ := strings.Cut(rawURL, "://")
-	if scheme != "redis" && scheme != "rediss" && scheme != "unix" {
-		return nil, errors.New("redisstore: the Redis URL must start with redis://, rediss:// or unix://")
+	scheme, _, ok := strings.Cut(rawURL, "://")
+	if !ok || scheme != "redis" && scheme != "rediss" && scheme != "unix" {
+		return nil, errors.New("the URL must start with redis://, rediss:// or unix://")
 	}
-	o, err := redis.ParseURL(rawURL)
+	u, err := url.Parse(rawURL)
 	if err != nil {
 		// url.Parse errors quote the whole URL: report the error of the
-		// same URL with its user information replaced instead.
-		safe := redact(rawURL)
-		if _, err := redis.ParseURL(safe); err != nil {
-			return nil, fmt.Errorf("redisstore: invalid Redis URL: %w", err)
+		// same URL with its secrets replaced instead.
+		if _, err := url.Parse(redact(rawURL)); err != nil {
+			return nil, errors.New(redact(err.Error()))
 		}
-		return nil, errors.New("redisstore: invalid Redis URL: its user or password part is not valid (percent-encode reserved characters)")
+		return nil, errors.New("its user or password part is not valid (percent-encode reserved characters)")
+	}
+	if strings.Contains(u.Host, ",") {
+		return nil, fmt.Errorf("host %q names several addresses separated by commas; for a Cluster write redis://host1:port1?addr=host2:port2&addr=host3:port3, for Sentinel redis://sentinel1:port?master_name=NAME&addr=sentinel2:port", u.Host)
+	}
+	q := u.Query()
+	_, named := q["master_name"]
+	addrs, hasAddrs := q["addr"]
+	clusterFlag, hasCluster := q["cluster"]
+	if scheme == "unix" {
+		for _, p := range []string{"master_name", "addr", "cluster"} {
+			if q.Has(p) {
+				return nil, fmt.Errorf("parameter %s does not go with unix://, which names one server on this host", p)
+			}
+		}
+	}
+	for _, a := range addrs {
+		if err := checkAddr(a); err != nil {
+			return nil, fmt.Errorf("parameter addr=%q: %w", a, err)
+		}
+	}
+	if u.Host != "" && scheme != "unix" {
+		if err := checkAddr(u.Host); err != nil && u.Port() != "" {
+			return nil, fmt.Errorf("address %q: %w", u.Host, err)
+		}
+	}
+	cluster := false
+	if hasCluster {
+		if len(clusterFlag) != 1 {
+			return nil, errors.New("parameter cluster is given more than once")
+		}
+		if cluster, err = strconv.ParseBool(clusterFlag[0]); err != nil {
+			return nil, fmt.Errorf("parameter cluster=%q: want true or false", clusterFlag[0])
+		}
+		if !cluster && hasAddrs && !named {
+			return nil, errors.New("parameter cluster=false with addr=: addr= names more Cluster seeds (or sentinels, with master_name=)")
+		}
+	}
+	switch {
+	case named && hasCluster && cluster:
+		return nil, errors.New("parameters master_name= (Sentinel) and cluster=true (Cluster) contradict each other")
+	case named:
+		if q.Get("master_name") == "" {
+			return nil, errors.New("parameter master_name is empty; it names the master the sentinels watch")
+		}
+		if err := refuse(q, replicaReads); err != nil {
+			return nil, err
+		}
+		q.Del("cluster")
+		u.RawQuery = q.Encode()
+		o, err := redis.ParseFailoverURL(u.String())
+		if err != nil {
+			return nil, goRedisError(err)
+		}
+		ApplyFailoverTimeouts(o)
+		return &Config{Topology: Sentinel, Failover: o}, nil
+	case cluster || hasAddrs:
+		if err := refuse(q, replicaReads); err != nil {
+			return nil, err
+		}
+		if p := strings.Trim(u.Path, "/"); p != "" && p != "0" {
+			return nil, fmt.Errorf("path %q: a Cluster has database 0 only", u.Path)
+		}
+		if q.Has("db") {
+			return nil, errors.New("parameter db: a Cluster has database 0 only")
+		}
+		q.Del("cluster")
+		u.RawQuery = q.Encode()
+		u.Path = ""
+		o, err := redis.ParseClusterURL(u.String())
+		if err != nil {
+			return nil, goRedisError(err)
+		}
+		ApplyClusterTimeouts(o)
+		return &Config{Topology: Cluster, Cluster: o}, nil
+	}
+	q.Del("cluster")
+	u.RawQuery = q.Encode()
+	o, err := redis.ParseURL(u.String())
+	if err != nil {
+		return nil, goRedisError(err)
 	}
 	ApplyTimeouts(o)
-	return o, nil
+	return &Config{Topology: SingleNode, Single: o}, nil
 }
 
-// userinfo returns the user:password@ part of a URL, or "".
-func userinfo(rawURL string) string {
-	_, rest, ok := strings.Cut(rawURL, "://")
-	if !ok {
-		return ""
+// refuse fails when q has one of params.
+func refuse(q url.Values, params []string) error {
+	for _, p := range params {
+		if q.Has(p) {
+			return fmt.Errorf("parameter %s: the store reads and writes the master only (it must read what it wrote), so reads cannot go to replicas", p)
+		}
 	}
-	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
-		rest = rest[:i]
-	}
-	if i := strings.LastIndexByte(rest, '@'); i >= 0 {
-		return rest[:i+1]
-	}
-	return ""
+	return nil
 }
 
-// redact returns rawURL with its user information replaced.
-func redact(rawURL string) string {
-	if ui := userinfo(rawURL); ui != "" {
-		return strings.Replace(rawURL, ui, "xxxxx@", 1)
+// checkAddr checks a host:port address.
+func checkAddr(a string) error {
+	h, p, err := net.SplitHostPort(a)
+	if err != nil {
+		return errors.New("want host:port")
 	}
-	return rawURL
+	if h == "" {
+		return errors.New("the host is empty; want host:port")
+	}
+	if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+		return fmt.Errorf("port %q is not a number in 1..65535", p)
+	}
+	return nil
+}
+
+// goRedisError reports an error of go-redis's URL parsers without the
+// secrets it may quote.
+func goRedisError(err error) error {
+	return errors.New(redact(strings.TrimPrefix(err.Error(), "redis: ")))
+}
+
+// OptionsFromURL parses the URL of one Redis node (redis://, rediss:// or
+// unix://, see ParseURL) and returns its options with the store's
+// timeouts. A URL that names a Cluster or a Sentinel-managed master is an
+// error: use ParseURL, whose Config.NewClient builds any of the three.
+func OptionsFromURL(rawURL string) (*redis.Options, error) {
+	c, err := ParseURL(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	if c.Topology != SingleNode {
+		return nil, fmt.Errorf("redisstore: OptionsFromURL: the URL names a %s, not one node; use ParseURL and Config.NewClient", c.Topology)
+	}
+	return c.Single, nil
+}
+
+// redact returns s (a URL, or an error quoting one) with the user
+// information of the URL and the values of password= parameters replaced.
+func redact(s string) string {
+	if i := strings.Index(s, "://"); i >= 0 {
+		rest := s[i+3:]
+		end := len(rest)
+		if j := strings.IndexAny(rest, "/?#\" "); j >= 0 {
+			end = j
+		}
+		if at := strings.LastIndexByte(rest[:end], '@'); at >= 0 {
+			s = s[:i+3] + "xxxxx" + rest[at:]
+		}
+	}
+	for _, p := range []string{"password=", "sentinel_password="} {
+		for from := 0; ; {
+			i := strings.Index(s[from:], p)
+			if i < 0 {
+				break
+			}
+			start := from + i + len(p)
+			end := start
+			for end < len(s) && !strings.ContainsRune("&#\" ", rune(s[end])) {
+				end++
+			}
+			s = s[:start] + "xxxxx" + s[end:]
+			from = start + len("xxxxx")
+		}
+	}
+	return s
 }

@@ -28,8 +28,10 @@ func Items() []inventory.Item {
 }
 
 // LoadSeed reads a JSON array of inventory items from path. Unknown
-// members are an error (a typo must not silently drop a field), and every
-// item is validated as the store will.
+// members are an error (a typo must not silently drop a field), and the
+// items are checked with inventory.ValidateItems, the rule seeding through
+// the Service applies, so that a bad file stops the server before it
+// listens rather than failing the seed in the background.
 func LoadSeed(path string) ([]inventory.Item, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
@@ -44,10 +46,8 @@ func LoadSeed(path string) ([]inventory.Item, error) {
 	if dec.More() {
 		return nil, fmt.Errorf("seed file %s: data after the JSON array", path)
 	}
-	for _, it := range items {
-		if err := it.Validate(); err != nil {
-			return nil, fmt.Errorf("seed file %s: %w", path, err)
-		}
+	if err := inventory.ValidateItems(items...); err != nil {
+		return nil, fmt.Errorf("seed file %s: %w", path, err)
 	}
 	return items, nil
 }

@@ -63,7 +63,7 @@ func TestAbuseOverRealSockets(t *testing.T) {
 		t.Run(fw, func(t *testing.T) {
 			r := startRedis(t)
 			s := startServer(t, fw, r.url())
-			addr := strings.TrimPrefix(s.base, "http://")
+			addr := strings.TrimPrefix(s.Base, "http://")
 			auth := "Authorization: Bearer " + apiKey
 			patchHead := func(path string, extra ...string) string {
 				return strings.Join(append([]string{"PATCH " + path + " HTTP/1.1", "Host: " + addr, auth, "Content-Type: application/json"}, extra...), "\r\n")
@@ -92,8 +92,8 @@ func TestAbuseOverRealSockets(t *testing.T) {
 					t.Errorf("%s: %v", tc.name, err)
 					continue
 				}
-				if got.status != tc.status || (tc.code != "" && got.code() != tc.code) {
-					t.Errorf("%s: got %d %.200s, want %d %s", tc.name, got.status, got.body, tc.status, tc.code)
+				if got.Status != tc.status || (tc.code != "" && got.Code() != tc.code) {
+					t.Errorf("%s: got %d %.200s, want %d %s", tc.name, got.Status, got.Body, tc.status, tc.code)
 				}
 			}
 			grown := s.rssKiB() - startRSS
@@ -102,8 +102,8 @@ func TestAbuseOverRealSockets(t *testing.T) {
 				t.Errorf("RSS grew by %d KiB while refusing large bodies: they were buffered", grown)
 			}
 			slowloris(t, s, addr)
-			if got, err := do(context.Background(), http.DefaultClient, "GET", s.base+"/v1/inventory", ""); err != nil || got.status != 200 {
-				t.Errorf("after the abuse, GET /v1/inventory = %v %v, want 200", got.status, err)
+			if got, err := do(context.Background(), http.DefaultClient, "GET", s.Base+"/v1/inventory", ""); err != nil || got.Status != 200 {
+				t.Errorf("after the abuse, GET /v1/inventory = %v %v, want 200", got.Status, err)
 			}
 		})
 	}
@@ -146,9 +146,9 @@ func slowloris(t *testing.T, s *server, addr string) {
 	deadline := time.Now().Add(lasting)
 	served := 0
 	for time.Now().Before(deadline) {
-		got, err := do(context.Background(), client, "GET", s.base+"/v1/inventory", "")
-		if err != nil || got.status != 200 {
-			t.Errorf("with %d slow connections open, a normal GET failed: %v %d", opened, err, got.status)
+		got, err := do(context.Background(), client, "GET", s.Base+"/v1/inventory", "")
+		if err != nil || got.Status != 200 {
+			t.Errorf("with %d slow connections open, a normal GET failed: %v %d", opened, err, got.Status)
 			break
 		}
 		served++

@@ -64,24 +64,24 @@ func TestRedisKilledAndRestarted(t *testing.T) {
 						default:
 						}
 						start := time.Now()
-						got, err := do(context.Background(), client, "PATCH", s.base+"/v1/inventory/"+strconv.FormatInt(id, 10), fmt.Sprintf(`{"quantity":%d}`, v))
+						got, err := do(context.Background(), client, "PATCH", s.Base+"/v1/inventory/"+strconv.FormatInt(id, 10), fmt.Sprintf(`{"quantity":%d}`, v))
 						took := time.Since(start)
 						switch {
 						case err != nil:
 							t.Errorf("pet %d: update %d: no answer within %v: %v", id, v, storeTimeout+answerSlack, err)
 							return
-						case got.status == 200:
+						case got.Status == 200:
 							acked[i] = v
 							ackedVals[i] = append(ackedVals[i], v)
 							ackCount.Add(1)
-						case got.status == 503 && got.code() == "unavailable" && got.header.Get("Retry-After") != "":
+						case got.Status == 503 && got.Code() == "unavailable" && got.Header.Get("Retry-After") != "":
 							time.Sleep(20 * time.Millisecond)
 						default:
 							t.Errorf("pet %d: update %d: %d %s (Retry-After %q) after %v; only 200 or 503 unavailable with Retry-After may be answered",
-								id, v, got.status, got.body, got.header.Get("Retry-After"), took)
+								id, v, got.Status, got.Body, got.Header.Get("Retry-After"), took)
 							return
 						}
-						count(got.status)
+						count(got.Status)
 					}
 				}()
 			}
@@ -135,8 +135,8 @@ func waitServing(t *testing.T, s *server) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
-		got, err := do(context.Background(), http.DefaultClient, "GET", s.base+"/v1/inventory", "")
-		if err == nil && got.status == 200 {
+		got, err := do(context.Background(), http.DefaultClient, "GET", s.Base+"/v1/inventory", "")
+		if err == nil && got.Status == 200 {
 			return
 		}
 		time.Sleep(100 * time.Millisecond)
@@ -152,12 +152,12 @@ type item struct {
 
 func list(t *testing.T, s *server) []item {
 	t.Helper()
-	got, err := do(context.Background(), http.DefaultClient, "GET", s.base+"/v1/inventory", "")
-	if err != nil || got.status != 200 {
-		t.Fatalf("GET /v1/inventory: %v %d %s", err, got.status, got.body)
+	got, err := do(context.Background(), http.DefaultClient, "GET", s.Base+"/v1/inventory", "")
+	if err != nil || got.Status != 200 {
+		t.Fatalf("GET /v1/inventory: %v %d %s", err, got.Status, got.Body)
 	}
 	var items []item
-	if err := json.Unmarshal(got.body, &items); err != nil {
+	if err := json.Unmarshal(got.Body, &items); err != nil {
 		t.Fatal(err)
 	}
 	return items
@@ -201,27 +201,23 @@ func TestSIGTERMFinishesInFlightRequests(t *testing.T) {
 					ctx := httptrace.WithClientTrace(context.Background(), &httptrace.ClientTrace{
 						WroteRequest: func(httptrace.WroteRequestInfo) { once() },
 					})
-					got, err := do(ctx, client, "PATCH", s.base+"/v1/inventory/"+strconv.FormatInt(id, 10), fmt.Sprintf(`{"quantity":%d}`, 100+i))
-					if err != nil || got.status != 200 || len(got.body) == 0 {
+					got, err := do(ctx, client, "PATCH", s.Base+"/v1/inventory/"+strconv.FormatInt(id, 10), fmt.Sprintf(`{"quantity":%d}`, 100+i))
+					if err != nil || got.Status != 200 || len(got.Body) == 0 {
 						failed.Add(1)
-						t.Errorf("in-flight update %d: %v %d %q; it was accepted before SIGTERM and must complete", i, err, got.status, got.body)
+						t.Errorf("in-flight update %d: %v %d %q; it was accepted before SIGTERM and must complete", i, err, got.Status, got.Body)
 					}
 				}()
 			}
 			written.Wait()
 			time.Sleep(200 * time.Millisecond) // let the server read them all
-			if err := s.cmd.Process.Signal(sigterm); err != nil {
+			if err := s.Signal(sigterm); err != nil {
 				t.Fatal(err)
 			}
 			wg.Wait()
-			select {
-			case err := <-s.done:
-				if err != nil {
-					t.Errorf("after SIGTERM the server exited with %v, want a clean exit", err)
-				}
-				s.done <- err // for stop()
-			case <-time.After(15 * time.Second):
+			if exited, err := s.Wait(15 * time.Second); !exited {
 				t.Error("the server did not exit within 15s of SIGTERM")
+			} else if err != nil {
+				t.Errorf("after SIGTERM the server exited with %v, want a clean exit", err)
 			}
 			summary(t, "shutdown %s: %d requests in flight at SIGTERM, %d failed", fw, inFlight, failed.Load())
 		})

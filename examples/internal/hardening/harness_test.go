@@ -2,9 +2,7 @@ package hardening
 
 import (
 	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -14,10 +12,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/petinventory/petinventory/examples/internal/proctest"
 )
 
 // apiKey is the key every server under test accepts. It is also searched
@@ -32,27 +30,13 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	serverBin = filepath.Join(dir, "inventory-server")
-	build := exec.Command("go", "build", "-o", serverBin, "../../redis")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building examples/redis:", err)
+	if serverBin, err = proctest.Build(dir, "../../redis", "inventory-server"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
-}
-
-// freePort returns a loopback port that was free a moment ago.
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
 }
 
 // redisServer is a redis-server process of the test's own, on a Unix
@@ -120,28 +104,8 @@ func (r *redisServer) cli(args ...string) string {
 
 // server is a running examples/redis process.
 type server struct {
-	t    *testing.T
-	cmd  *exec.Cmd
-	base string // http://127.0.0.1:port
-	logs *syncBuffer
-	done chan error
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (w *syncBuffer) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
-}
-
-func (w *syncBuffer) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.String()
+	*proctest.Server
+	t *testing.T
 }
 
 // startServer runs examples/redis with the given framework on redisURL and
@@ -155,64 +119,14 @@ func startServer(t *testing.T, framework, redisURL string, extraEnv ...string) *
 // startServerArgs is startServer with extra command-line flags.
 func startServerArgs(t *testing.T, framework, redisURL string, args []string, extraEnv ...string) *server {
 	t.Helper()
-	port := freePort(t)
-	s := &server{t: t, base: fmt.Sprintf("http://127.0.0.1:%d", port), logs: &syncBuffer{}, done: make(chan error, 1)}
-	s.cmd = exec.Command(serverBin, append([]string{"-addr", fmt.Sprintf("127.0.0.1:%d", port), "-framework", framework}, args...)...)
-	s.cmd.Env = append(os.Environ(), "REDIS_URL="+redisURL, "INVENTORY_API_KEYS="+apiKey)
-	s.cmd.Env = append(s.cmd.Env, extraEnv...)
-	s.cmd.Stdout, s.cmd.Stderr = s.logs, s.logs
-	if err := s.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { s.done <- s.cmd.Wait() }()
-	t.Cleanup(func() {
-		s.stop()
-		if strings.Contains(s.logs.String(), apiKey) {
-			t.Errorf("the server's output contains the API key:\n%s", s.logs.String())
-		}
-		if t.Failed() {
-			t.Logf("server output:\n%s", s.logs.String())
-		}
-	})
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		if resp, err := http.Get(s.base + "/healthz"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				return s
-			}
-		}
-		select {
-		case err := <-s.done:
-			t.Fatalf("the server exited at start: %v\n%s", err, s.logs.String())
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-	t.Fatalf("the server did not answer /healthz in 20s:\n%s", s.logs.String())
-	return nil
-}
-
-// stop sends SIGTERM and waits for the exit (SIGKILL after 15 s).
-func (s *server) stop() {
-	select {
-	case err := <-s.done: // exited already
-		s.done <- err
-		return
-	default:
-	}
-	_ = s.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-s.done:
-	case <-time.After(15 * time.Second):
-		_ = s.cmd.Process.Kill()
-		<-s.done
-	}
+	env := append([]string{"REDIS_URL=" + redisURL, "INVENTORY_API_KEYS=" + apiKey}, extraEnv...)
+	return &server{proctest.Start(t, serverBin, apiKey, env, append([]string{"-framework", framework}, args...)), t}
 }
 
 // rssKiB is the server's resident memory, from /proc.
 func (s *server) rssKiB() int {
 	s.t.Helper()
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.PID()))
 	if err != nil {
 		s.t.Fatalf("reading the server's RSS: %v", err)
 	}
@@ -227,40 +141,12 @@ func (s *server) rssKiB() int {
 }
 
 // reply is one answer, read whole.
-type reply struct {
-	status int
-	header http.Header
-	body   []byte
-}
-
-func (r reply) code() string {
-	var e struct{ Code string }
-	_ = json.Unmarshal(r.body, &e)
-	return e.Code
-}
+type reply = proctest.Reply
 
 // do sends one request with the key and a deadline, and reads the answer
 // whole.
 func do(ctx context.Context, client *http.Client, method, url, body string) (reply, error) {
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, url, rd)
-	if err != nil {
-		return reply{}, err
-	}
-	req.Header.Set("Authorization", "Bearer "+apiKey)
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return reply{}, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	return reply{resp.StatusCode, resp.Header, b}, err
+	return proctest.Do(ctx, client, apiKey, method, url, body)
 }
 
 // raw sends head (request line and headers, without the final blank line)
@@ -291,23 +177,12 @@ func raw(t *testing.T, addr, head string, body io.Reader) (reply, error) {
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
-	return reply{resp.StatusCode, resp.Header, b}, err
+	return reply{Status: resp.StatusCode, Header: resp.Header, Body: b}, err
 }
 
-// summary logs a result line and, when HARDENING_SUMMARY names a file,
-// appends it there too, so that CI can print the figures of a passing run
-// (go test shows a passing test's log only with -v).
+// summary logs a result line and appends it to the file named by
+// HARDENING_SUMMARY, which CI prints.
 func summary(t *testing.T, format string, args ...any) {
 	t.Helper()
-	line := fmt.Sprintf(format, args...)
-	t.Log(line)
-	if path := os.Getenv("HARDENING_SUMMARY"); path != "" {
-		f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
-		if err != nil {
-			t.Errorf("HARDENING_SUMMARY: %v", err)
-			return
-		}
-		defer f.Close()
-		fmt.Fprintln(f, line)
-	}
+	proctest.Summary(t, "HARDENING_SUMMARY", format, args...)
 }

@@ -39,7 +39,7 @@ func TestTwoReplicasThousandConcurrentUpdates(t *testing.T) {
 		startServerArgs(t, "gin", r.url(), args, env...),
 		startServerArgs(t, "fiber", r.url(), args, env...),
 	}
-	bases := []string{replicas[0].base, replicas[1].base}
+	bases := []string{replicas[0].Base, replicas[1].Base}
 
 	var updates []ack
 	for i := 1; i <= distinct; i++ {
@@ -109,13 +109,13 @@ func updateConcurrently(t *testing.T, client *http.Client, bases []string, updat
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			got, err := do(ctx, client, "PATCH", base+"/v1/inventory/"+strconv.FormatInt(u.pet, 10), fmt.Sprintf(`{"quantity":%d}`, u.value))
-			if err != nil || got.status != 200 {
-				t.Errorf("update of pet %d to %d via %s: %v %d %s", u.pet, u.value, base, err, got.status, got.body)
+			if err != nil || got.Status != 200 {
+				t.Errorf("update of pet %d to %d via %s: %v %d %s", u.pet, u.value, base, err, got.Status, got.Body)
 				return
 			}
 			var it item
-			if err := json.Unmarshal(got.body, &it); err != nil || it.PetID != u.pet || it.Quantity != u.value {
-				t.Errorf("update of pet %d to %d answered %s: not its own write", u.pet, u.value, got.body)
+			if err := json.Unmarshal(got.Body, &it); err != nil || it.PetID != u.pet || it.Quantity != u.value {
+				t.Errorf("update of pet %d to %d answered %s: not its own write", u.pet, u.value, got.Body)
 				return
 			}
 			mu.Lock()

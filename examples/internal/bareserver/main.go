@@ -1,0 +1,77 @@
+// Command bareserver is the baseline of the list load test
+// (scripts/bench/list-load.sh): a Gin server set up as examples/redis sets
+// up its engine (gin.New with Recovery, served by demo.ServeHTTP with the
+// same timeouts), whose GET /v1/inventory checks the bearer key with a
+// plain comparison and writes fixed bytes read at start, with the headers
+// the inventory API sends. It is the least a Gin handler can do to give
+// the same answer, so "library req/s ÷ bareserver req/s" is the fraction
+// the library keeps. It is a measuring tool, not an example to copy.
+//
+//	INVENTORY_API_KEYS=KEY bareserver -addr 127.0.0.1:18090 -body list.json
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+	"github.com/petinventory/petinventory/examples/internal/demo"
+)
+
+func main() {
+	log := demo.Logger()
+	addr := flag.String("addr", "127.0.0.1:18090", "listen address")
+	bodyFile := flag.String("body", "", "file whose bytes GET /v1/inventory answers (required)")
+	flag.Parse()
+	if err := run(*addr, *bodyFile); err != nil {
+		log.Error("bareserver", "error", err)
+		os.Exit(1)
+	}
+}
+
+func run(addr, bodyFile string) error {
+	if bodyFile == "" {
+		return errors.New("-body FILE is required: the bytes to answer GET /v1/inventory with")
+	}
+	body, err := os.ReadFile(bodyFile)
+	if err != nil {
+		return err
+	}
+	key, _, _ := strings.Cut(os.Getenv("INVENTORY_API_KEYS"), ",")
+	if key == "" {
+		return errors.New("INVENTORY_API_KEYS is not set: the bare server checks one bearer key, as the library does")
+	}
+	bearer := "Bearer " + key
+	length := strconv.Itoa(len(body))
+
+	gin.SetMode(gin.ReleaseMode)
+	engine := gin.New()
+	engine.Use(gin.Recovery())
+	engine.GET("/v1/inventory", func(c *gin.Context) {
+		if c.Request.Header.Get("Authorization") != bearer {
+			c.Status(http.StatusUnauthorized)
+			return
+		}
+		c.Header("Cache-Control", "no-store")
+		c.Header("X-Content-Type-Options", "nosniff")
+		c.Header("Content-Length", length)
+		c.Data(http.StatusOK, "application/json", body)
+	})
+	ln, err := demo.Listen(addr)
+	if err != nil {
+		return err
+	}
+	log := demo.Logger()
+	log.Info("serving fixed bytes", "addr", ln.Addr().String(), "bytes", len(body), "file", bodyFile)
+	ctx, stop := demo.SignalContext()
+	defer stop()
+	if err := demo.ServeHTTP(ctx, log, ln, engine); err != nil {
+		return fmt.Errorf("serving: %w", err)
+	}
+	return nil
+}

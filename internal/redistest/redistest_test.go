@@ -1,0 +1,148 @@
+package redistest
+
+import (
+	"fmt"
+	"net"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// TestProxyDelays checks that a command through the proxy takes at least
+// the delay each way, and that its reply is intact.
+func TestProxyDelays(t *testing.T) {
+	t.Parallel()
+	n := StartNode(t, "proxied")
+	const delay = 50 * time.Millisecond
+	p := StartProxy(t, n.Addr(), delay)
+	if _, err := n.Do("SET", "k", "v"); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	got, err := DoString(p.Addr(), Timeout, "GET", "k")
+	took := time.Since(start)
+	if err != nil || got != "v" {
+		t.Fatalf("GET through the proxy = %q, %v; want v", got, err)
+	}
+	if took < 2*delay {
+		t.Errorf("a round trip through the proxy took %v, want at least %v", took, 2*delay)
+	}
+	t.Logf("round trip through a %v proxy: %v", delay, took)
+	n.Kill()
+	if _, err := DoString(p.Addr(), Timeout, "PING"); err == nil {
+		t.Error("PING through the proxy to a killed node succeeded")
+	}
+}
+
+// TestProxySever checks that Sever drops what is in flight: a SET sent
+// through the proxy just before never reaches Redis.
+func TestProxySever(t *testing.T) {
+	t.Parallel()
+	n := StartNode(t, "severed")
+	p := StartProxy(t, n.Addr(), 300*time.Millisecond)
+	conn, err := net.Dial("tcp", p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.Write(encode([]string{"SET", "k", "lost"})); err != nil {
+		t.Fatal(err)
+	}
+	// The SET is in the proxy's queue once the proxy has dialled Redis.
+	if err := Poll(5*time.Second, func() error {
+		v, err := n.Info("clients", "connected_clients")
+		if err == nil && v != "2" { // the proxy's and this INFO's
+			err = fmt.Errorf("%s clients", v)
+		}
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	p.Sever()
+	time.Sleep(2 * p.Delay) // past the moment it would have been delivered
+	if v, err := n.Do("GET", "k"); err != nil || v != nil {
+		t.Fatalf("GET k = %v, %v after Sever; want nil: the SET in flight was delivered", v, err)
+	}
+}
+
+// TestClusterFailover starts a cluster, kills the master of a key's slot
+// and waits for its replica to take over.
+func TestClusterFailover(t *testing.T) {
+	t.Parallel()
+	c := StartCluster(t)
+	slot := c.KeySlot("{inventory}:qty")
+	master := c.MasterOf(slot)
+	others, replicas := c.Others(slot)
+	if len(others) != 2 || len(replicas) != 1 {
+		t.Fatalf("slot %d: %d other masters and %d replicas, want 2 and 1", slot, len(others), len(replicas))
+	}
+	if v, err := others[0].Do("SET", "{inventory}:qty", "1"); err != nil || v != ReplyError("MOVED "+strconv.Itoa(slot)+" "+master.Addr()) {
+		t.Fatalf("a non-owning master answered %v, %v; want MOVED to %s", v, err, master.Addr())
+	}
+	killed := time.Now()
+	master.Kill()
+	promoted := c.WaitPromoted(slot, master, 30*time.Second)
+	if promoted != replicas[0] {
+		t.Errorf("%s was promoted, want the replica %s", promoted.Name, replicas[0].Name)
+	}
+	t.Logf("cluster: %s promoted %v after the kill of %s", promoted.Name, time.Since(killed).Round(time.Millisecond), master.Name)
+}
+
+// TestSentinelFailover starts a Sentinel set with lagging replicas, kills
+// the master and waits for the sentinels to promote a replica.
+func TestSentinelFailover(t *testing.T) {
+	t.Parallel()
+	s := StartSentinel(t, SentinelOptions{ReplicaLag: 50 * time.Millisecond})
+	master := s.Master()
+	if master != s.Data[0] {
+		t.Fatalf("the sentinels name %s as master, want %s", master.Name, s.Data[0].Name)
+	}
+	if err := s.LagInPlace(); err != nil {
+		t.Fatal(err)
+	}
+	killed := time.Now()
+	master.Kill()
+	promoted := s.WaitFailover(master, 60*time.Second)
+	t.Logf("sentinel: %s promoted %v after the kill of %s", promoted.Name, time.Since(killed).Round(time.Millisecond), master.Name)
+}
+
+// TestClusterReplicaLag starts a cluster whose replicas replicate through
+// delaying proxies, checks the lag is there (and clients still reach the
+// nodes directly), then kills a master and waits for the promotion.
+func TestClusterReplicaLag(t *testing.T) {
+	t.Parallel()
+	const lag = 50 * time.Millisecond
+	c := StartClusterWith(t, ClusterOptions{ReplicaLag: lag})
+	if err := c.LagInPlace(); err != nil {
+		t.Fatal(err)
+	}
+	slot := c.KeySlot("{inventory}:qty")
+	master := c.MasterOf(slot)
+	_, replicas := c.Others(slot)
+	took, err := Replicated("{inventory}:marker", master, replicas...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took < lag {
+		t.Errorf("a write reached the replica in %v, less than the %v lag", took, lag)
+	}
+	// Clients are told to use 127.0.0.1, not the proxies.
+	v, err := master.Do("CLUSTER", "SLOTS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ranges, _ := v.([]any)
+	for _, r := range ranges {
+		fields, _ := r.([]any)
+		for _, node := range fields[2:] { // start, end, then [endpoint, port, id, metadata]…
+			if endpoint := node.([]any)[0]; endpoint != "127.0.0.1" {
+				t.Errorf("CLUSTER SLOTS tells clients to use %v, want 127.0.0.1: %v", endpoint, v)
+			}
+		}
+	}
+	killed := time.Now()
+	c.Sever(master)
+	master.Kill()
+	promoted := c.WaitPromoted(slot, master, 30*time.Second)
+	t.Logf("cluster with %v lag: a write reached the replica in %v; %s promoted %v after the kill", lag, took.Round(time.Millisecond), promoted.Name, time.Since(killed).Round(time.Millisecond))
+}

@@ -1,0 +1,370 @@
+package redisstore
+
+import (
+	"bytes"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/petinventory/petinventory/inventory"
+	"github.com/redis/go-redis/v9"
+)
+
+// TestListSinceCommands counts what ListSince sends: one GET when nothing
+// changed, whatever the number of entries; GET then one MULTI/EXEC of GET
+// and the two HGETALLs when something did; and no GET at all for since 0.
+func TestListSinceCommands(t *testing.T) {
+	m, c := miniClient(t)
+	s := newTestStore(t, c)
+	ctx := t.Context()
+	items := make([]inventory.Item, 1000)
+	for i := range items {
+		items[i] = inventory.Item{PetID: int64(i), Quantity: i, Status: inventory.StatusAvailable}
+	}
+	if err := s.Put(ctx, items...); err != nil {
+		t.Fatal(err)
+	}
+	count := func(f func()) int {
+		before := m.CommandCount()
+		f()
+		return m.CommandCount() - before
+	}
+	var v uint64
+	if n := count(func() {
+		got, version, changed, err := s.ListSince(ctx, 0)
+		if err != nil || !changed || len(got) != 1000 || version < 2 {
+			t.Fatalf("ListSince(0) = %d items, version %d, changed %v, %v", len(got), version, changed, err)
+		}
+		v = version
+	}); n != 5 {
+		t.Errorf("ListSince(0) sent %d commands, want 5 (MULTI GET HGETALL HGETALL EXEC)", n)
+	}
+	unchanged := func() {
+		got, version, changed, err := s.ListSince(ctx, v)
+		if err != nil || changed || got != nil || version != v {
+			t.Fatalf("ListSince(current) = %d items, version %d, changed %v, %v", len(got), version, changed, err)
+		}
+	}
+	unchanged() // the first may open a connection (HELLO, CLIENT SETINFO)
+	if n := count(unchanged); n != 1 {
+		t.Errorf("ListSince of the current version sent %d commands, want 1 (GET)", n)
+	}
+	if _, err := s.SetQuantity(ctx, 7, 70); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(func() {
+		got, version, changed, err := s.ListSince(ctx, v)
+		if err != nil || !changed || version == v || got[7].Quantity != 70 {
+			t.Fatalf("ListSince after a write = %d items, version %d (was %d), changed %v, %v", len(got), version, v, changed, err)
+		}
+	}); n != 6 {
+		t.Errorf("ListSince after a write sent %d commands, want 6 (GET, then MULTI GET HGETALL HGETALL EXEC)", n)
+	}
+}
+
+// TestVersionKey: a store no write reached has version 1; every write
+// sets a new version above it, kept when the last entry is deleted; Clear
+// brings back 1 (an empty store); a version key the store never wrote is
+// an internal error naming the key.
+func TestVersionKey(t *testing.T) {
+	backends(t, func(t *testing.T, c *redis.Client) {
+		ctx := t.Context()
+		s := newTestStore(t, c)
+		version := func() uint64 {
+			t.Helper()
+			_, v, _, err := s.ListSince(ctx, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return v
+		}
+		if v := version(); v != emptyVersion {
+			t.Fatalf("version of a new store = %d, want %d", v, emptyVersion)
+		}
+		seen := map[uint64]bool{emptyVersion: true}
+		pet := inventory.Item{PetID: 3, Quantity: 1, Status: inventory.StatusSold}
+		for i, write := range []func() error{
+			func() error { return s.Put(ctx, pet) },
+			func() error { return s.Put(ctx, pet) },
+			func() error { _, err := s.SetQuantity(ctx, 3, 1); return err },
+			func() error { _, err := s.PutIfEmpty(ctx, pet); return err }, // not empty: writes nothing
+			func() error { return s.Delete(ctx, 3) },
+			func() error { _, err := s.PutIfEmpty(ctx, pet); return err },
+		} {
+			before := version()
+			if err := write(); err != nil {
+				t.Fatalf("write %d: %v", i, err)
+			}
+			v := version()
+			if i == 3 {
+				if v != before {
+					t.Errorf("a PutIfEmpty that wrote nothing changed the version")
+				}
+				continue
+			}
+			if v < 2 || seen[v] {
+				t.Errorf("write %d: version %d, want a new one above 1 (seen: %v)", i, v, seen)
+			}
+			seen[v] = true
+		}
+		if err := s.Delete(ctx, 3); err != nil {
+			t.Fatal(err)
+		}
+		if v := version(); v == emptyVersion {
+			t.Error("deleting the last entry brought the version back to that of an empty store no write reached")
+		}
+		if err := s.Clear(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if v := version(); v != emptyVersion {
+			t.Errorf("version after Clear = %d, want %d", v, emptyVersion)
+		}
+		for _, bad := range []string{"0", "-1", "x", "18446744073709551616"} {
+			if err := c.Set(ctx, "{"+s.KeyPrefix()+"}:version", bad, 0).Err(); err != nil {
+				t.Fatal(err)
+			}
+			_, _, _, err := s.ListSince(ctx, 5)
+			if err == nil || !strings.Contains(err.Error(), "version") || errors.Is(err, inventory.ErrUnavailable) {
+				t.Errorf("ListSince with version key %q = %v, want an internal error naming the key", bad, err)
+			}
+		}
+	})
+}
+
+// TestListCacheAcrossStores: two API instances (two processes in
+// production) on one Redis, each answering lists from its cached
+// encoding: a write through one is in the next list of the other.
+func TestListCacheAcrossStores(t *testing.T) {
+	backends(t, func(t *testing.T, c *redis.Client) {
+		a := newTestStore(t, c)
+		b, err := New(c, WithKeyPrefix(a.KeyPrefix()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := a.Put(t.Context(), inventory.Item{PetID: 1, Quantity: 1, Status: inventory.StatusAvailable}); err != nil {
+			t.Fatal(err)
+		}
+		const key = "k"
+		apiA, _ := inventory.New(a, inventory.WithAPIKeys(key))
+		apiB, _ := inventory.New(b, inventory.WithAPIKeys(key))
+		do := func(h http.Handler, method, path, body string) string {
+			t.Helper()
+			req := httptest.NewRequest(method, path, strings.NewReader(body))
+			req.Header.Set("Authorization", "Bearer "+key)
+			if body != "" {
+				req.Header.Set("Content-Type", "application/json")
+			}
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, req)
+			if w.Code != http.StatusOK {
+				t.Fatalf("%s %s = %d %s", method, path, w.Code, w.Body)
+			}
+			return w.Body.String()
+		}
+		for i := range 3 {
+			want := `[{"petId":1,"quantity":` + string(rune('1'+i)) + `,"status":"available"}]`
+			if i > 0 {
+				do(apiB, http.MethodPatch, "/inventory/1", `{"quantity":`+string(rune('1'+i))+`}`)
+			}
+			for range 2 { // the second list is served from the cache
+				if got := do(apiA, http.MethodGet, "/inventory", ""); got != want {
+					t.Fatalf("after %d updates through the other instance, list = %s, want %s", i, got, want)
+				}
+			}
+		}
+	})
+}
+
+// TestConfigurationErrorLoggedOnce: a client that reaches the wrong kind
+// of server is logged once as a configuration error naming the fix,
+// however many calls fail; every call fails unavailable.
+func TestConfigurationErrorLoggedOnce(t *testing.T) {
+	m, c := miniClient(t)
+	var buf syncBuffer
+	s := newTestStore(t, c, WithLogger(slog.New(slog.NewTextHandler(&buf, nil))))
+	m.SetError("MOVED 866 127.0.0.1:7001")
+	for range 5 {
+		for name, call := range calls(s) {
+			if err := call(t.Context()); !errors.Is(err, inventory.ErrUnavailable) || !errors.Is(err, ErrMisconfigured) {
+				t.Fatalf("%s = %v, want unavailable and misconfigured", name, err)
+			}
+		}
+	}
+	m.SetError("")
+	logs := buf.String()
+	if n := strings.Count(logs, "configuration error"); n != 1 || !strings.Contains(logs, "level=ERROR") || !strings.Contains(logs, "cluster=true") {
+		t.Errorf("logged %d configuration errors, want 1 at level ERROR naming the fix (cluster=true):\n%s", n, logs)
+	}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// TestClusterReloadThrottled: a ClusterClient whose every call fails asks
+// for a slot-map reload at most once per reloadInterval, and at least once.
+func TestClusterReloadThrottled(t *testing.T) {
+	t.Parallel()
+	addr := closedAddr(t)
+	cfg, err := ParseURL("redis://" + addr + "?cluster=true&dialer_retries=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := cfg.NewClient()
+	t.Cleanup(func() { _ = client.Close() })
+	s, err := New(client, WithLogger(discardLog))
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	calls := 0
+	for time.Since(start) < time.Second {
+		var wg sync.WaitGroup
+		for range 8 {
+			wg.Go(func() {
+				if _, err := s.SetQuantity(t.Context(), 1, 1); !errors.Is(err, inventory.ErrUnavailable) {
+					t.Errorf("SetQuantity on a Cluster that does not answer = %v, want unavailable", err)
+				}
+			})
+		}
+		wg.Wait()
+		calls += 8
+	}
+	elapsed := time.Since(start)
+	reloads := s.Stats().ClusterReloads
+	limit := uint64(elapsed/reloadInterval) + 1
+	t.Logf("%d failed calls in %v asked for %d reloads (at most %d allowed)", calls, elapsed.Round(time.Millisecond), reloads, limit)
+	if reloads < 1 || reloads > limit {
+		t.Errorf("%d reloads for %d failed calls in %v, want 1..%d", reloads, calls, elapsed, limit)
+	}
+	if uint64(calls) <= limit {
+		t.Fatalf("only %d calls: the test did not make more calls than reloads allowed", calls)
+	}
+}
+
+// TestReplicaAcksMiniredis: miniredis has no replicas (its WAIT answers
+// 0), so with WithReplicaAcks(1, …) every write is applied but answered
+// unavailable, and counted; PutIfEmpty that writes nothing waits for
+// nothing.
+func TestReplicaAcksMiniredis(t *testing.T) {
+	_, c := miniClient(t)
+	s := newTestStore(t, c, WithReplicaAcks(1, 10*time.Millisecond))
+	ctx := t.Context()
+	pet := inventory.Item{PetID: 5, Quantity: 1, Status: inventory.StatusSold}
+	wrote, err := s.PutIfEmpty(ctx, pet)
+	if !wrote || !errors.Is(err, inventory.ErrUnavailable) || !strings.Contains(err.Error(), "0 of the 1 replica acknowledgements") {
+		t.Fatalf("PutIfEmpty = %v, %v; want written and unavailable for want of acknowledgements", wrote, err)
+	}
+	if wrote, err := s.PutIfEmpty(ctx, pet); wrote || err != nil {
+		t.Errorf("PutIfEmpty of a store with entries = %v, %v; want false, nil (nothing written, nothing to wait for)", wrote, err)
+	}
+	if err := s.Put(ctx, pet); !errors.Is(err, inventory.ErrUnavailable) {
+		t.Errorf("Put = %v, want unavailable", err)
+	}
+	if _, err := s.SetQuantity(ctx, 5, 9); !errors.Is(err, inventory.ErrUnavailable) {
+		t.Errorf("SetQuantity = %v, want unavailable", err)
+	}
+	if items, err := s.List(ctx); err != nil || len(items) != 1 || items[0].Quantity != 9 {
+		t.Errorf("List = %v, %v; want the write applied although it was not acknowledged", items, err)
+	}
+	if err := s.Delete(ctx, 5); !errors.Is(err, inventory.ErrUnavailable) {
+		t.Errorf("Delete = %v, want unavailable", err)
+	}
+	if got := s.Stats().AckShortfalls; got != 4 {
+		t.Errorf("AckShortfalls = %d, want 4", got)
+	}
+	for _, tc := range []struct {
+		n       int
+		timeout time.Duration
+	}{{-1, time.Second}, {17, time.Second}, {1, 0}, {1, time.Microsecond}} {
+		if _, err := New(c, WithReplicaAcks(tc.n, tc.timeout)); err == nil || !strings.Contains(err.Error(), "WithReplicaAcks") {
+			t.Errorf("New(WithReplicaAcks(%d, %v)) = %v, want an error naming the option", tc.n, tc.timeout, err)
+		}
+	}
+}
+
+// TestReadyMiniredis: a store that serves is ready, and Ready leaves no
+// trace in Redis.
+func TestReadyMiniredis(t *testing.T) {
+	m, c := miniClient(t)
+	s, err := New(c, WithKeyPrefix(uniquePrefix(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Ready(t.Context()); err != nil {
+		t.Fatalf("Ready = %v", err)
+	}
+	if keys := m.Keys(); len(keys) != 0 {
+		t.Errorf("Ready left keys: %v", keys)
+	}
+	m.Close()
+	if err := s.Ready(t.Context()); !errors.Is(err, inventory.ErrUnavailable) {
+		t.Errorf("Ready with Redis gone = %v, want unavailable", err)
+	}
+}
+
+// closedAddr returns a loopback address where nothing listens.
+func closedAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return addr
+}
+
+// TestClusterMovedIsUnavailable: on a ClusterClient, a MOVED that
+// outlasts go-redis's redirects (a slot moving) is unavailable for now,
+// not a misconfiguration and not an unknown error, and asks for a
+// slot-map reload. miniredis answers CLUSTER SLOTS as a one-node Cluster.
+func TestClusterMovedIsUnavailable(t *testing.T) {
+	m, _ := miniClient(t)
+	cfg, err := ParseURL("redis://" + m.Addr() + "?cluster=true&max_redirects=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := cfg.NewClient()
+	t.Cleanup(func() { _ = client.Close() })
+	s, err := New(client, WithLogger(discardLog))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Put(t.Context(), inventory.Item{PetID: 1, Quantity: 1, Status: inventory.StatusSold}); err != nil {
+		t.Fatal(err) // loads the slot map while the node still answers
+	}
+	m.SetError("MOVED 163 " + m.Addr())
+	defer m.SetError("")
+	for name, call := range calls(s) {
+		if name == "Ping" {
+			continue // PING has no key, so no slot to move
+		}
+		err := call(t.Context())
+		if !errors.Is(err, inventory.ErrUnavailable) || errors.Is(err, ErrMisconfigured) {
+			t.Errorf("%s with its slot moving = %v, want unavailable and not misconfigured", name, err)
+		}
+	}
+	if s.Stats().ClusterReloads == 0 {
+		t.Error("no slot-map reload was asked for after MOVED")
+	}
+}
