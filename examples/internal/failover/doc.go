@@ -12,7 +12,8 @@
 // update, measuring the window until every writer succeeds again, the
 // statuses seen (only 200 and 503 are allowed) and the acknowledged writes
 // lost, without and with replica acknowledgements (-replica-acks 1), with
-// replication slowed by a delaying proxy where the topology allows it.
+// replication slowed 50 ms by delaying proxies between masters and
+// replicas (and, on Cluster, once without).
 // Each failover run prints one summary line, also appended to the file
 // named by FAILOVER_SUMMARY (CI prints it).
 //
