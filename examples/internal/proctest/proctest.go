@@ -14,7 +14,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -23,6 +22,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/petinventory/petinventory/internal/redistest"
 )
 
 // Build compiles the Go package at pkg (a directory, relative to the
@@ -37,16 +38,6 @@ func Build(dir, pkg, name string) (string, error) {
 	return bin, nil
 }
 
-// FreePort returns a loopback port that was free a moment ago.
-func FreePort(t testing.TB) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
 
 // Server is a running server process.
 type Server struct {
@@ -82,7 +73,7 @@ func (w *Buffer) String() string {
 // key), and on failure the output is logged.
 func Start(t *testing.T, bin, secret string, env, args []string) *Server {
 	t.Helper()
-	port := FreePort(t)
+	port := redistest.FreePort(t)
 	s := &Server{Base: fmt.Sprintf("http://127.0.0.1:%d", port), Logs: &Buffer{}, done: make(chan error, 1)}
 	s.cmd = exec.Command(bin, append([]string{"-addr", fmt.Sprintf("127.0.0.1:%d", port)}, args...)...)
 	s.cmd.Env = append(os.Environ(), env...)
