@@ -38,7 +38,6 @@ func Build(dir, pkg, name string) (string, error) {
 	return bin, nil
 }
 
-
 // Server is a running server process.
 type Server struct {
 	Base string  // http://127.0.0.1:port
