@@ -112,11 +112,17 @@ func StartClusterWith(t testing.TB, opts ClusterOptions) *Cluster {
 // fail reports the nodes' logs and stops the test.
 func (c *Cluster) fail(format string, args ...any) {
 	c.t.Helper()
+	failWithLogs(c.t, c.Nodes, format, args...)
+}
+
+// failWithLogs stops the test with the message and every node's log.
+func failWithLogs(t testing.TB, nodes []*Node, format string, args ...any) {
+	t.Helper()
 	var b strings.Builder
-	for _, n := range c.Nodes {
+	for _, n := range nodes {
 		fmt.Fprintf(&b, "\n--- %s (%s) log:\n%s", n.Name, n.Addr(), n.Log())
 	}
-	c.t.Fatalf(format+"%s", append(args, b.String())...)
+	t.Fatalf(format+"%s", append(args, b.String())...)
 }
 
 // ClusterNode is one line of CLUSTER NODES.

@@ -98,11 +98,7 @@ func StartSentinel(t testing.TB, opts SentinelOptions) *SentinelSet {
 
 func (s *SentinelSet) fail(format string, args ...any) {
 	s.t.Helper()
-	var b strings.Builder
-	for _, n := range append(append([]*Node{}, s.Data...), s.Sentinels...) {
-		fmt.Fprintf(&b, "\n--- %s (%s) log:\n%s", n.Name, n.Addr(), n.Log())
-	}
-	s.t.Fatalf(format+"%s", append(args, b.String())...)
+	failWithLogs(s.t, append(append([]*Node{}, s.Data...), s.Sentinels...), format, args...)
 }
 
 // SentinelAddrs are the sentinels' addresses.

@@ -103,3 +103,20 @@ func clearAfter(t *testing.T, s *Store) {
 // discardLog is a logger for stores whose configuration errors a test
 // provokes on purpose.
 var discardLog = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// storeAtURL opens a store with opts on a client that ParseURL builds from
+// url, closed when the test ends.
+func storeAtURL(t *testing.T, url string, opts ...Option) *Store {
+	t.Helper()
+	cfg, err := ParseURL(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := cfg.NewClient()
+	t.Cleanup(func() { _ = c.Close() })
+	s, err := New(c, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}

@@ -178,17 +178,7 @@ func TestSentinelTopology(t *testing.T) {
 	defer cancel()
 	storeFor := func(url string, opts ...Option) *Store {
 		t.Helper()
-		cfg, err := ParseURL(url)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c := cfg.NewClient()
-		t.Cleanup(func() { _ = c.Close() })
-		s, err := New(c, append([]Option{WithKeyPrefix(uniquePrefix(t))}, opts...)...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
+		return storeAtURL(t, url, append([]Option{WithKeyPrefix(uniquePrefix(t))}, opts...)...)
 	}
 	addrs := set.SentinelAddrs()
 	good := storeFor("redis://" + addrs[0] + "?master_name=" + set.MasterName + "&addr=" + addrs[1] + "&addr=" + addrs[2])
@@ -233,17 +223,8 @@ func TestSentinelTopology(t *testing.T) {
 func TestClusterURLOnSingleNode(t *testing.T) {
 	t.Parallel()
 	node := redistest.StartNode(t, "not-a-cluster")
-	cfg, err := ParseURL("redis://" + node.Addr() + "?cluster=true")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := cfg.NewClient()
-	t.Cleanup(func() { _ = c.Close() })
 	var buf syncBuffer
-	s, err := New(c, WithKeyPrefix(uniquePrefix(t)), WithLogger(slog.New(slog.NewTextHandler(&buf, nil))))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := storeAtURL(t, "redis://"+node.Addr()+"?cluster=true", WithKeyPrefix(uniquePrefix(t)), WithLogger(slog.New(slog.NewTextHandler(&buf, nil))))
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
 	for name, call := range calls(s) {

@@ -225,16 +225,7 @@ func (b *syncBuffer) String() string {
 func TestClusterReloadThrottled(t *testing.T) {
 	t.Parallel()
 	addr := closedAddr(t)
-	cfg, err := ParseURL("redis://" + addr + "?cluster=true&dialer_retries=1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	client := cfg.NewClient()
-	t.Cleanup(func() { _ = client.Close() })
-	s, err := New(client, WithLogger(discardLog))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := storeAtURL(t, "redis://"+addr+"?cluster=true&dialer_retries=1", WithLogger(discardLog))
 	start := time.Now()
 	calls := 0
 	for time.Since(start) < time.Second {
@@ -340,16 +331,7 @@ func closedAddr(t *testing.T) string {
 // slot-map reload. miniredis answers CLUSTER SLOTS as a one-node Cluster.
 func TestClusterMovedIsUnavailable(t *testing.T) {
 	m, _ := miniClient(t)
-	cfg, err := ParseURL("redis://" + m.Addr() + "?cluster=true&max_redirects=1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	client := cfg.NewClient()
-	t.Cleanup(func() { _ = client.Close() })
-	s, err := New(client, WithLogger(discardLog))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := storeAtURL(t, "redis://"+m.Addr()+"?cluster=true&max_redirects=1", WithLogger(discardLog))
 	if err := s.Put(t.Context(), inventory.Item{PetID: 1, Quantity: 1, Status: inventory.StatusSold}); err != nil {
 		t.Fatal(err) // loads the slot map while the node still answers
 	}
