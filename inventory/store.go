@@ -110,6 +110,7 @@ type Seeder interface {
 	// entry at all, and reports whether it wrote them; atomically.
 	PutIfEmpty(ctx context.Context, items ...Item) (wrote bool, err error)
 }
+
 // VersionedLister (being replaced by ChangeLister, removed before v0.1.0) is an optional interface of a Store that can tell cheaply
 // whether its contents changed since an earlier list. The API uses it to
 // answer the list from a cached encoding while nothing changed, which makes
