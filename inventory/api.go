@@ -12,7 +12,6 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/petinventory/petinventory/inventory/internal/wire"
@@ -61,8 +60,8 @@ type API struct {
 	maxBody      int64
 	log          *slog.Logger
 	storeTimeout time.Duration
-	obs          Observer                    // nil: nothing is measured
-	listCache    atomic.Pointer[encodedList] // for a VersionedLister store
+	obs          Observer // nil: nothing is measured
+	lists        lister   // the list body, kept current (listcache.go)
 }
 
 // New returns an API over store. It fails, rather than serve the API open,
@@ -78,6 +77,7 @@ func New(store Store, opts ...Option) (*API, error) {
 		o(&c)
 	}
 	a := &API{svc: svc, maxBody: c.maxBodyBytes, log: c.logger, storeTimeout: c.storeTimeout, obs: c.observer}
+	a.lists.api = a
 	switch {
 	case c.keysSet && c.authenticator != nil:
 		return nil, errors.New("inventory: New: WithAPIKeys and WithAuthenticator both given; use one")
@@ -195,42 +195,11 @@ func (a *API) authenticate(ctx context.Context, header string) (wire.Response, b
 }
 
 func (a *API) list(ctx context.Context) wire.Response {
-	cached := a.listCache.Load()
-	var since uint64
-	if cached != nil {
-		since = cached.version
-	}
-	items, version, changed, err := a.listSince(ctx, since)
+	st, err := a.lists.get(ctx)
 	if err != nil {
 		return a.fail(ctx, "list", err)
 	}
-	if version == 0 {
-		// A store without versions: encode every time.
-		buf := wire.GetBuf()
-		r := wire.Response{Status: http.StatusOK}
-		r.SetBody(buf, appendList(*buf, items))
-		return r
-	}
-	if changed || cached == nil {
-		body := appendList(nil, items)
-		cached = &encodedList{version: version, body: body, contentLength: []string{strconv.Itoa(len(body))}}
-		// A concurrent list may store an older version after this one:
-		// the next list then sees a version mismatch and encodes again.
-		// The cache is never served for a version the store does not hold.
-		a.listCache.Store(cached)
-	}
-	return wire.Response{Status: http.StatusOK, Body: cached.body, ContentLength: cached.contentLength}
-}
-
-// listSince is the store call of a list, under the store deadline and
-// observed.
-func (a *API) listSince(ctx context.Context, since uint64) (items []Item, version uint64, changed bool, err error) {
-	ctx, cancel := a.storeContext(ctx)
-	defer cancel()
-	if a.obs != nil {
-		defer a.observeStore(ctx, StoreOpList, time.Now(), &err)
-	}
-	return a.svc.listSince(ctx, since)
+	return wire.Response{Status: http.StatusOK, Pieces: st.pieces, ContentLength: st.contentLength}
 }
 
 // setQuantity is the store call of an update, under the store deadline and
@@ -242,31 +211,6 @@ func (a *API) setQuantity(ctx context.Context, petID int64, qty int) (item Item,
 		defer a.observeStore(ctx, StoreOpSetQuantity, time.Now(), &err)
 	}
 	return a.svc.SetQuantity(ctx, petID, qty)
-}
-
-// encodedList is the list body of one version of a VersionedLister's
-// contents. It is immutable once stored.
-type encodedList struct {
-	version       uint64
-	body          []byte
-	contentLength []string // the header value, for net/http, made once
-}
-
-// appendList appends the JSON array of items to b[:0], sized up front so
-// that a large inventory is not regrown step by step.
-func appendList(b []byte, items []Item) []byte {
-	const perItem = 56 // {"petId":…,"quantity":…,"status":"available"} with typical numbers
-	if need := 2 + len(items)*perItem; cap(b) < need {
-		b = make([]byte, 0, need)
-	}
-	b = append(b[:0], '[')
-	for i, it := range items {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = it.appendJSON(b)
-	}
-	return append(b, ']')
 }
 
 func (a *API) update(ctx context.Context, req *wire.Request) wire.Response {

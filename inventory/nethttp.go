@@ -96,13 +96,13 @@ func writeResponse(w http.ResponseWriter, resp *wire.Response) {
 	if resp.ContentLength != nil {
 		h["Content-Length"] = resp.ContentLength // the cached list's, shared likewise
 	} else {
-		h["Content-Length"] = []string{strconv.Itoa(len(resp.Body))}
+		h["Content-Length"] = []string{strconv.Itoa(resp.BodyLen())}
 	}
 	var own [wire.MaxOwnHeaders]wire.Header
 	for _, hd := range own[:resp.OwnHeaders(&own)] {
 		h[hd.Name] = []string{hd.Value}
 	}
 	w.WriteHeader(resp.Status)
-	_, _ = w.Write(resp.Body) // a client gone away is nobody's error to report
+	_, _ = resp.WriteBody(w) // a client gone away is nobody's error to report
 	resp.Release()
 }

@@ -35,22 +35,16 @@ func (s *Service) List(ctx context.Context) ([]Item, error) {
 	return items, nil
 }
 
-// listSince is List through the store's VersionedLister, when it has one;
-// version 0 means the store keeps no versions and items are always fresh.
-func (s *Service) listSince(ctx context.Context, since uint64) (items []Item, version uint64, changed bool, err error) {
-	vl, ok := s.store.(VersionedLister)
+// listChanges is what changed since the state named by since, through
+// the store's ChangeLister when it has one; any other store is listed
+// whole (Full, with the cursor "", which names no state).
+func (s *Service) listChanges(ctx context.Context, since string) (Changes, error) {
+	cl, ok := s.store.(ChangeLister)
 	if !ok {
-		items, err = s.List(ctx)
-		return items, 0, true, err
+		items, err := s.store.List(ctx)
+		return Changes{Full: true, Items: items}, err
 	}
-	items, version, changed, err = vl.ListSince(ctx, since)
-	if err != nil {
-		return nil, 0, false, err
-	}
-	if changed && items == nil {
-		items = []Item{}
-	}
-	return items, version, changed, nil
+	return cl.ListChanges(ctx, since)
 }
 
 // SetQuantity replaces the stock count of one pet and returns the entry as

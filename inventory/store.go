@@ -110,20 +110,3 @@ type Seeder interface {
 	// entry at all, and reports whether it wrote them; atomically.
 	PutIfEmpty(ctx context.Context, items ...Item) (wrote bool, err error)
 }
-
-// VersionedLister (being replaced by ChangeLister, removed before v0.1.0) is an optional interface of a Store that can tell cheaply
-// whether its contents changed since an earlier list. The API uses it to
-// answer the list from a cached encoding while nothing changed, which makes
-// a list cost what writing pre-encoded bytes costs.
-//
-// A type that wraps a store by embedding it (to add metrics, say) has the
-// embedded ListSince promoted past its own List: it must wrap ListSince
-// too, or hide it by embedding the Store interface instead of the type.
-type VersionedLister interface {
-	// ListSince returns the version of the store's contents, a number that
-	// changes with every write (SetQuantity, Put, Delete) and is never 0.
-	// When that version differs from since, changed is true and items are
-	// the entries as List returns them, taken in the same snapshot as the
-	// version; otherwise items is nil and the caller's copy is current.
-	ListSince(ctx context.Context, since uint64) (items []Item, version uint64, changed bool, err error)
-}

@@ -43,15 +43,38 @@ func BodyReader(r io.Reader) Body { return Body{r: r} }
 func BodyBytes(b []byte) Body { return Body{b: b} }
 
 // Response is a complete answer to one request, for an adapter to copy
-// out: set every header VisitHeaders names, write Status, write Body. Call
-// Release once the body has been copied or written, so its buffer can be
-// reused; forgetting it only costs garbage. Body must not be modified: it
-// may be shared with other responses (the cached list).
+// out: set every header VisitHeaders names, write Status, then the body.
+// A body is one piece (Body) except a large list's, which comes in pieces
+// shared by every list in flight: write it with WriteBody (net/http) or
+// hand BodyReader to the framework (fasthttp's SetBodyStream), so that it
+// is never copied into one buffer per response. Call Release once the body
+// has been written; forgetting it only costs garbage. The body must not be
+// modified: it may be shared with other responses.
 type Response struct {
 	Status int
-	Body   []byte
 
 	w wire.Response
+}
+
+// Body returns the body when it is in one piece, and false when it is in
+// pieces (see WriteBody and BodyReader). Every answer but a large list is
+// in one piece.
+func (r *Response) Body() ([]byte, bool) { return r.w.Body, r.w.Pieces == nil }
+
+// BodyLen returns the length of the body in bytes, for Content-Length.
+func (r *Response) BodyLen() int { return r.w.BodyLen() }
+
+// WriteBody writes the body to w, piece by piece, without copying it.
+func (r *Response) WriteBody(w io.Writer) (int64, error) { return r.w.WriteBody(w) }
+
+// BodyReader returns a reader of the body. It implements io.WriterTo, so
+// that io.Copy and fasthttp's SetBodyStream write the pieces straight to
+// their writer. It stays valid after Release when Stable reports true.
+func (r *Response) BodyReader() io.Reader {
+	if r.w.Pieces == nil {
+		return wire.NewPiecesReader([][]byte{r.w.Body})
+	}
+	return wire.NewPiecesReader(r.w.Pieces)
 }
 
 // VisitHeaders calls set for every header of the response, the ones every
@@ -63,17 +86,14 @@ type Response struct {
 // at most once.
 func (r *Response) VisitHeaders(set func(name, value string)) { r.w.VisitHeaders(set) }
 
-// Stable reports whether Body stays valid and unchanged after Release (a
-// cached list, or a body not from the pool), so that an adapter may hand
-// it to its framework without copying it.
+// Stable reports whether the body stays valid and unchanged after Release
+// (a cached list, or a body not from the pool), so that an adapter may
+// hand it to its framework without copying it.
 func (r *Response) Stable() bool { return r.w.Buf == nil }
 
 // Release returns the body's buffer to the pool. The Response must not be
 // used afterwards; a second Release does nothing.
-func (r *Response) Release() {
-	r.w.Release()
-	r.Body = nil
-}
+func (r *Response) Release() { r.w.Release() }
 
 // Serve answers one request with api, applying every rule of the contract
 // in its order: route (method), authentication, petId, media type, body
@@ -91,5 +111,5 @@ func Serve(ctx context.Context, api *inventory.API, req Request) Response {
 		BodyReader:    req.Body.r,
 		BodyBytes:     req.Body.b,
 	})
-	return Response{Status: w.Status, Body: w.Body, w: w}
+	return Response{Status: w.Status, w: w}
 }

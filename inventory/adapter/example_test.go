@@ -31,7 +31,8 @@ func ExampleServe() {
 	defer resp.Release() // after the body is written
 	var headers []string
 	resp.VisitHeaders(func(name, value string) { headers = append(headers, name+": "+value) })
-	fmt.Println(resp.Status, string(resp.Body))
+	body, _ := resp.Body() // one piece: only a large list comes in pieces (WriteBody)
+	fmt.Println(resp.Status, string(body))
 	fmt.Println(strings.Join(headers, "\n"))
 	// Output:
 	// 200 {"petId":3,"quantity":7,"status":"pending"}

@@ -26,7 +26,6 @@ type Store struct {
 
 var (
 	_ inventory.Store           = (*Store)(nil)
-	_ inventory.VersionedLister = (*Store)(nil)
 	_ inventory.Seeder          = (*Store)(nil)
 )
 

@@ -101,10 +101,16 @@ func serve(c *fiber.Ctx, api *inventory.API, route inventory.Route, petID string
 		// unsafe views of the strings do.
 		h.SetCanonical(utils.UnsafeBytes(name), utils.UnsafeBytes(value))
 	})
-	if resp.Stable() {
-		c.Response().SetBodyRaw(resp.Body) // not reused: no copy needed
-	} else {
-		c.Response().SetBody(resp.Body) // copies, before the buffer is reused
+	switch body, whole := resp.Body(); {
+	case !whole:
+		// A large list, in pieces shared by every list in flight: stream
+		// them (its WriteTo writes each straight to the connection's
+		// writer) rather than copy them into one buffer per response.
+		c.Response().SetBodyStream(resp.BodyReader(), resp.BodyLen())
+	case resp.Stable():
+		c.Response().SetBodyRaw(body) // not reused: no copy needed
+	default:
+		c.Response().SetBody(body) // copies, before the buffer is reused
 	}
 	resp.Release()
 	return nil

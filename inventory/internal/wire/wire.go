@@ -11,6 +11,8 @@ import (
 	"sync"
 )
 
+var _ io.WriterTo = (*PiecesReader)(nil)
+
 // Request is adapter.Request, as the HTTP layer reads it.
 type Request struct {
 	Method        string
@@ -30,7 +32,8 @@ var Serve func(api any, ctx context.Context, req *Request) Response
 // Response is a complete answer: adapter.Response's state.
 type Response struct {
 	Status int
-	Body   []byte
+	Body   []byte   // the body in one piece, when Pieces is nil
+	Pieces [][]byte // a shared body in pieces (a large list), written in order; never modified
 
 	Code            string // the error code of an error answer, for observers
 	Allow           string
@@ -94,6 +97,71 @@ func (r *Response) VisitHeaders(set func(name, value string)) {
 	}
 }
 
+// BodyLen is the length of the body, in one piece or in Pieces.
+func (r *Response) BodyLen() int {
+	if r.Pieces == nil {
+		return len(r.Body)
+	}
+	n := 0
+	for _, p := range r.Pieces {
+		n += len(p)
+	}
+	return n
+}
+
+// WriteBody writes the body to w, piece by piece, without copying it.
+func (r *Response) WriteBody(w io.Writer) (int64, error) {
+	if r.Pieces == nil {
+		n, err := w.Write(r.Body)
+		return int64(n), err
+	}
+	pr := PiecesReader{pieces: r.Pieces}
+	return pr.WriteTo(w)
+}
+
+// NewPiecesReader returns a reader of pieces, in order.
+func NewPiecesReader(pieces [][]byte) *PiecesReader { return &PiecesReader{pieces: pieces} }
+
+// PiecesReader reads a body in pieces. Its WriteTo writes each piece
+// straight to the writer, so io.Copy (and fasthttp's body streaming) copy
+// nothing through a buffer of their own.
+type PiecesReader struct {
+	pieces [][]byte
+	off    int // read offset in pieces[0]
+}
+
+// Read implements io.Reader.
+func (p *PiecesReader) Read(b []byte) (int, error) {
+	n := 0
+	for n < len(b) && len(p.pieces) > 0 {
+		c := copy(b[n:], p.pieces[0][p.off:])
+		n += c
+		p.off += c
+		if p.off == len(p.pieces[0]) {
+			p.pieces, p.off = p.pieces[1:], 0
+		}
+	}
+	if n == 0 && len(p.pieces) == 0 && len(b) > 0 {
+		return 0, io.EOF
+	}
+	return n, nil
+}
+
+// WriteTo implements io.WriterTo.
+func (p *PiecesReader) WriteTo(w io.Writer) (int64, error) {
+	var total int64
+	for len(p.pieces) > 0 {
+		n, err := w.Write(p.pieces[0][p.off:])
+		total += int64(n)
+		p.off += n
+		if err != nil {
+			return total, err
+		}
+		p.pieces, p.off = p.pieces[1:], 0
+	}
+	return total, nil
+}
+
 // Release returns the body's buffer to the pool.
 func (r *Response) Release() {
 	if r.Buf != nil {
@@ -102,6 +170,7 @@ func (r *Response) Release() {
 		r.Buf = nil
 	}
 	r.Body = nil
+	r.Pieces = nil
 }
 
 // SetBody makes body, built in buf, the response's body; buf goes back to

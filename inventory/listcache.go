@@ -1,0 +1,312 @@
+package inventory
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// The list body is kept encoded, in segments, and shared: every list in
+// flight writes the same immutable pieces, so memory does not grow with
+// the number of lists, and a change re-encodes only the segments it
+// touches. A ChangeLister store says what changed since the state the
+// API holds; any other store is listed whole and encoded every time.
+
+// segmentSize is how many entries a segment holds when segments are built
+// from a full list. A segment that inserts grow past twice that is split;
+// one that deletes empty is dropped.
+const segmentSize = 1024
+
+// segment is a run of entries in ascending PetID order, never empty, and
+// its encoding: each entry's JSON preceded by a comma, so that the body is
+// "[" + segs[0].enc[1:] + segs[1].enc + … + "]" without copying anything.
+// It is immutable once built.
+type segment struct {
+	items []Item
+	enc   []byte
+}
+
+func newSegment(items []Item) *segment {
+	const perItem = 57 // ,{"petId":…,"quantity":…,"status":"available"} with typical numbers
+	enc := make([]byte, 0, len(items)*perItem)
+	for _, it := range items {
+		enc = it.appendJSON(append(enc, ','))
+	}
+	return &segment{items: items, enc: enc}
+}
+
+// listState is one state of the store, encoded. It is immutable once
+// stored: a change builds a new state that shares the unchanged segments.
+type listState struct {
+	cursor        string // the store's name for this state; "" for a store without changes
+	segs          []*segment
+	pieces        [][]byte // the body: "[", the segments' encodings, "]"
+	contentLength []string // its length, as the header value net/http takes
+}
+
+var (
+	openBracket  = []byte("[")
+	closeBracket = []byte("]")
+	emptyList    = []byte("[]")
+)
+
+// newListState builds the body of segs.
+func newListState(cursor string, segs []*segment) *listState {
+	st := &listState{cursor: cursor, segs: segs}
+	if len(segs) == 0 {
+		st.pieces = [][]byte{emptyList}
+	} else {
+		st.pieces = make([][]byte, 0, len(segs)+2)
+		st.pieces = append(st.pieces, openBracket, segs[0].enc[1:])
+		for _, sg := range segs[1:] {
+			st.pieces = append(st.pieces, sg.enc)
+		}
+		st.pieces = append(st.pieces, closeBracket)
+	}
+	n := 0
+	for _, p := range st.pieces {
+		n += len(p)
+	}
+	st.contentLength = []string{strconv.Itoa(n)}
+	return st
+}
+
+// fullState builds the state of every entry, items in ascending PetID
+// order (sorted here if a store broke that promise).
+func fullState(cursor string, items []Item) *listState {
+	if !slices.IsSortedFunc(items, byPetID) {
+		items = slices.Clone(items)
+		slices.SortFunc(items, byPetID)
+	}
+	segs := make([]*segment, 0, (len(items)+segmentSize-1)/segmentSize)
+	for len(items) > 0 {
+		n := min(len(items), segmentSize)
+		segs = append(segs, newSegment(items[:n:n]))
+		items = items[n:]
+	}
+	return newListState(cursor, segs)
+}
+
+func byPetID(a, b Item) int { return cmp.Compare(a.PetID, b.PetID) }
+
+// apply returns the state after log, re-encoding only the segments whose
+// entries it changes. The log's later changes of a pet win.
+func (st *listState) apply(cursor string, log []Change) *listState {
+	if len(log) == 0 {
+		if cursor == st.cursor {
+			return st
+		}
+		return &listState{cursor: cursor, segs: st.segs, pieces: st.pieces, contentLength: st.contentLength}
+	}
+	// The last change of each pet, in PetID order.
+	changes := slices.Clone(log)
+	slices.SortStableFunc(changes, func(a, b Change) int { return cmp.Compare(a.PetID, b.PetID) })
+	last := changes[:0]
+	for i, c := range changes {
+		if i+1 < len(changes) && changes[i+1].PetID == c.PetID {
+			continue
+		}
+		last = append(last, c)
+	}
+	changes = last
+
+	segs := make([]*segment, 0, len(st.segs)+1)
+	i := 0 // the next segment of st to place
+	for len(changes) > 0 {
+		// The segment that holds changes[0]'s pet: the last one starting
+		// at or before it (the first one when none does).
+		j := i
+		for j+1 < len(st.segs) && st.segs[j+1].items[0].PetID <= changes[0].PetID {
+			j++
+		}
+		if j >= len(st.segs) { // no segment at all: the store was empty
+			segs = appendSplit(segs, mergeChanges(nil, changes))
+			changes = nil
+			break
+		}
+		segs = append(segs, st.segs[i:j]...)
+		// Its changes: those before the next segment's first pet.
+		n := len(changes)
+		if j+1 < len(st.segs) {
+			next := st.segs[j+1].items[0].PetID
+			n, _ = slices.BinarySearchFunc(changes, next, func(c Change, id int64) int { return cmp.Compare(c.PetID, id) })
+		}
+		old := st.segs[j]
+		merged := mergeChanges(old.items, changes[:n])
+		if slices.Equal(merged, old.items) {
+			segs = append(segs, old) // changes that change nothing
+		} else {
+			segs = appendSplit(segs, merged)
+		}
+		changes = changes[n:]
+		i = j + 1
+	}
+	segs = append(segs, st.segs[min(i, len(st.segs)):]...)
+	return newListState(cursor, segs)
+}
+
+// mergeChanges returns items (ascending PetID) with changes (ascending,
+// one per pet) applied, in a new slice.
+func mergeChanges(items []Item, changes []Change) []Item {
+	out := make([]Item, 0, len(items)+len(changes))
+	for len(items) > 0 || len(changes) > 0 {
+		switch {
+		case len(changes) == 0 || len(items) > 0 && items[0].PetID < changes[0].PetID:
+			out = append(out, items[0])
+			items = items[1:]
+		default:
+			c := changes[0]
+			if len(items) > 0 && items[0].PetID == c.PetID {
+				items = items[1:] // replaced or deleted
+			}
+			if !c.Deleted {
+				out = append(out, c.Item)
+			}
+			changes = changes[1:]
+		}
+	}
+	return out
+}
+
+// appendSplit appends items as one segment, or as several of segmentSize
+// when they outgrew twice that; nothing when items is empty.
+func appendSplit(segs []*segment, items []Item) []*segment {
+	if len(items) > 2*segmentSize {
+		for len(items) > 0 {
+			n := min(len(items), segmentSize)
+			segs = append(segs, newSegment(items[:n:n]))
+			items = items[n:]
+		}
+		return segs
+	}
+	if len(items) > 0 {
+		segs = append(segs, newSegment(items))
+	}
+	return segs
+}
+
+// lister answers lists: it holds the last state read and coalesces the
+// store reads of concurrent lists. A list may join only a read that starts
+// after it did, so that every list shows every write answered before it
+// began; so at most one read runs and at most one more waits to run, which
+// all lists arriving meanwhile share.
+type lister struct {
+	api   *API
+	state atomic.Pointer[listState] // the last state read; nil before the first
+
+	mu      sync.Mutex
+	running *listRead // the read in progress, if any
+	queued  *listRead // the read to start when it ends, if any
+}
+
+// listRead is one read of the store, shared by the lists waiting for it.
+type listRead struct {
+	ctx   context.Context // the first waiter's, without its cancellation
+	done  chan struct{}   // closed when state and err are set
+	state *listState
+	err   error
+}
+
+// get returns the store's current state: a state it held at some instant
+// after get was called.
+func (l *lister) get(ctx context.Context) (*listState, error) {
+	l.mu.Lock()
+	var r *listRead
+	start := false
+	switch {
+	case l.running == nil:
+		r = newListRead(ctx)
+		l.running, start = r, true
+	case l.queued == nil:
+		r = newListRead(ctx)
+		l.queued = r
+	default:
+		r = l.queued
+	}
+	l.mu.Unlock()
+	if start {
+		go l.run(r)
+	}
+	// The read goes on for the lists after this one when this list's own
+	// deadline passes: a full read of a large inventory can outlast one
+	// request's store timeout.
+	wait, cancel := ctx, context.CancelFunc(func() {})
+	if t := l.api.storeTimeout; t > 0 {
+		wait, cancel = context.WithTimeout(ctx, t)
+	}
+	defer cancel()
+	select {
+	case <-r.done:
+		return r.state, r.err
+	case <-wait.Done():
+		return nil, Unavailable(fmt.Errorf("the list did not complete within the store timeout: %w", wait.Err()))
+	}
+}
+
+func newListRead(ctx context.Context) *listRead {
+	return &listRead{ctx: context.WithoutCancel(ctx), done: make(chan struct{})}
+}
+
+// run performs r, then the read queued meanwhile, if any, and so on.
+func (l *lister) run(r *listRead) {
+	for r != nil {
+		r.state, r.err = l.read(r.ctx)
+		if r.err == nil {
+			l.state.Store(r.state)
+		}
+		close(r.done)
+		l.mu.Lock()
+		r, l.queued = l.queued, nil
+		l.running = r
+		l.mu.Unlock()
+	}
+}
+
+// readTimeoutFactor bounds one read of the store at that many store
+// timeouts: a full read of a large inventory may take longer than one
+// request may wait, and the lists after it then use it.
+const readTimeoutFactor = 10
+
+// read asks the store for what changed since the held state and returns
+// the state after it. A panic of the store is answered 500, as in serve,
+// instead of ending the process from this goroutine.
+func (l *lister) read(ctx context.Context) (st *listState, err error) {
+	a := l.api
+	defer func() {
+		if v := recover(); v != nil {
+			a.log.ErrorContext(ctx, "inventory: panic while serving a request",
+				"route", RouteList, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			st, err = nil, ErrInternal
+		}
+	}()
+	if t := a.storeTimeout; t > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, readTimeoutFactor*t)
+		defer cancel()
+	}
+	if a.obs != nil {
+		defer a.observeStore(ctx, StoreOpList, time.Now(), &err)
+	}
+	held := l.state.Load()
+	since := ""
+	if held != nil {
+		since = held.cursor
+	}
+	ch, err := a.svc.listChanges(ctx, since)
+	if err != nil {
+		return nil, err
+	}
+	if ch.Full {
+		return fullState(ch.Cursor, ch.Items), nil
+	}
+	if held == nil {
+		held = newListState("", nil) // a log since nothing: the changes are everything
+	}
+	return held.apply(ch.Cursor, ch.Log), nil
+}

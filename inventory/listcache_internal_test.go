@@ -1,0 +1,199 @@
+package inventory
+
+import (
+	"bytes"
+	"encoding/json"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"testing"
+)
+
+// body joins a state's pieces, as a client receives them.
+func (st *listState) body() []byte { return bytes.Join(st.pieces, nil) }
+
+// reference is the list body of items as encoding/json writes it.
+func reference(t testing.TB, items map[int64]Item) []byte {
+	t.Helper()
+	list := make([]Item, 0, len(items))
+	for _, it := range items {
+		list = append(list, it)
+	}
+	slices.SortFunc(list, byPetID)
+	b, err := json.Marshal(list)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// checkSegments checks what the body's sharing relies on: segments are
+// non-empty, ordered, disjoint, at most twice segmentSize, and their
+// encodings are their items'.
+func checkSegments(t *testing.T, st *listState) {
+	t.Helper()
+	var prev int64
+	for i, sg := range st.segs {
+		if len(sg.items) == 0 || len(sg.items) > 2*segmentSize {
+			t.Fatalf("segment %d holds %d items", i, len(sg.items))
+		}
+		for j, it := range sg.items {
+			if (i > 0 || j > 0) && it.PetID <= prev {
+				t.Fatalf("segment %d item %d: pet %d after pet %d", i, j, it.PetID, prev)
+			}
+			prev = it.PetID
+		}
+		if !bytes.Equal(sg.enc, newSegment(sg.items).enc) {
+			t.Fatalf("segment %d's encoding is not its items'", i)
+		}
+	}
+	if want := strconv.Itoa(len(st.body())); st.contentLength[0] != want {
+		t.Fatalf("Content-Length %s; the body has %s bytes", st.contentLength[0], want)
+	}
+}
+
+func randomItem(r *rand.Rand, id int64) Item {
+	return Item{PetID: id, Quantity: r.IntN(MaxQuantity + 1), Status: []Status{StatusAvailable, StatusPending, StatusSold}[r.IntN(3)]}
+}
+
+// TestListStateApply applies random change logs (updates, new pets,
+// deletes, several changes of one pet, changes that change nothing) to
+// random states and compares every body with encoding/json's.
+func TestListStateApply(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for round := range 60 {
+		n := []int{0, 1, 5, segmentSize, 3*segmentSize + 7, 9000}[round%6]
+		held := map[int64]Item{}
+		ids := r.Perm(4 * max(n, 10))
+		for _, id := range ids[:n] {
+			held[int64(id)-int64(n)] = randomItem(r, int64(id)-int64(n)) // negative ids too
+		}
+		items := make([]Item, 0, n)
+		for _, it := range held {
+			items = append(items, it)
+		}
+		slices.SortFunc(items, byPetID)
+		st := fullState("c0", items)
+		checkSegments(t, st)
+		if got, want := st.body(), reference(t, held); !bytes.Equal(got, want) {
+			t.Fatalf("round %d: full body differs:\n%.300s\nwant\n%.300s", round, got, want)
+		}
+		for step := range 5 {
+			var log []Change
+			size := []int{1, 3, 50, 2500, 0}[step]
+			for range size {
+				id := int64(r.IntN(4*max(n, 10))) - int64(n)
+				switch r.IntN(4) {
+				case 0:
+					log = append(log, Change{Item: Item{PetID: id}, Deleted: true})
+					delete(held, id)
+				case 1: // the same value again: changes nothing
+					if it, ok := held[id]; ok {
+						log = append(log, Change{Item: it})
+						continue
+					}
+					fallthrough
+				default:
+					it := randomItem(r, id)
+					log = append(log, Change{Item: it})
+					held[id] = it
+				}
+			}
+			cursor := "c" + strconv.Itoa(step+1)
+			if len(log) == 0 {
+				cursor = st.cursor
+			}
+			next := st.apply(cursor, log)
+			checkSegments(t, next)
+			if got, want := next.body(), reference(t, held); !bytes.Equal(got, want) {
+				t.Fatalf("round %d step %d (%d changes): body differs:\n%.300s\nwant\n%.300s", round, step, len(log), got, want)
+			}
+			if len(log) == 0 && next != st {
+				t.Fatalf("round %d: an empty log with the same cursor built a new state", round)
+			}
+			st = next
+		}
+	}
+}
+
+// TestOneChangeReencodesOneSegment is the point of the segments: after one
+// update, the next body shares every segment but one with the previous.
+func TestOneChangeReencodesOneSegment(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	const n = 100 * segmentSize
+	items := make([]Item, n)
+	for i := range items {
+		items[i] = randomItem(r, int64(i+1))
+	}
+	st := fullState("a", items)
+	for _, c := range []Change{
+		{Item: Item{PetID: 51234, Quantity: 7, Status: StatusSold}}, // an update
+		{Item: Item{PetID: 777}, Deleted: true},                     // a delete
+	} {
+		next := st.apply("b", []Change{c})
+		changed := 0
+		for i := range next.segs {
+			if next.segs[i] != st.segs[i] {
+				changed++
+			}
+		}
+		if changed != 1 || len(next.segs) != len(st.segs) {
+			t.Errorf("change of pet %d: %d of %d segments rebuilt (now %d); want 1", c.PetID, changed, len(st.segs), len(next.segs))
+		}
+	}
+	// A segment that inserts grow past twice the size is split.
+	var log []Change
+	for i := range 2*segmentSize + 1 {
+		log = append(log, Change{Item: Item{PetID: int64(n + 1 + i), Status: StatusPending}})
+	}
+	next := st.apply("c", log)
+	checkSegments(t, next)
+	if len(next.segs) < len(st.segs)+2 {
+		t.Errorf("%d inserts after the last segment: %d segments, was %d; want the last one split", len(log), len(next.segs), len(st.segs))
+	}
+	// Deleting a whole segment drops it.
+	log = log[:0]
+	for _, it := range st.segs[3].items {
+		log = append(log, Change{Item: Item{PetID: it.PetID}, Deleted: true})
+	}
+	if next := st.apply("d", log); len(next.segs) != len(st.segs)-1 {
+		t.Errorf("deleting segment 3's pets: %d segments, was %d", len(next.segs), len(st.segs))
+	}
+}
+
+// BenchmarkListAfterOneUpdate measures what one update costs the next
+// list at 1 000 000 pets: the re-encoding of one segment (compare
+// BenchmarkListFull, the whole body).
+func BenchmarkListAfterOneUpdate(b *testing.B) {
+	st := benchState(b)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		c := Change{Item: Item{PetID: int64(i%1_000_000 + 1), Quantity: i % 1000, Status: StatusAvailable}}
+		st = st.apply("x", []Change{c})
+	}
+}
+
+// BenchmarkListFull builds the whole body of 1 000 000 pets, as a full read
+// does (and as every changed list did before segments).
+func BenchmarkListFull(b *testing.B) {
+	items := benchItems()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		fullState("x", items)
+	}
+}
+
+func benchItems() []Item {
+	items := make([]Item, 1_000_000)
+	for i := range items {
+		items[i] = Item{PetID: int64(i + 1), Quantity: i % 1000, Status: StatusAvailable}
+	}
+	return items
+}
+
+func benchState(b *testing.B) *listState {
+	b.Helper()
+	return fullState("x", benchItems())
+}
