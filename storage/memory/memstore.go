@@ -25,8 +25,8 @@ type Store struct {
 }
 
 var (
-	_ inventory.Store           = (*Store)(nil)
-	_ inventory.Seeder          = (*Store)(nil)
+	_ inventory.Store  = (*Store)(nil)
+	_ inventory.Seeder = (*Store)(nil)
 )
 
 // New returns a store holding the given items, which are checked as
