@@ -195,7 +195,7 @@ func (a *API) authenticate(ctx context.Context, header string) (wire.Response, b
 }
 
 func (a *API) list(ctx context.Context) wire.Response {
-	st, err := a.lists.get(ctx)
+	st, err := a.lists.get(ctx, true)
 	if err != nil {
 		return a.fail(ctx, "list", err)
 	}

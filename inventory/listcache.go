@@ -213,9 +213,20 @@ type listRead struct {
 	err   error
 }
 
+// Preload reads the store's inventory into the API's list cache, as a list
+// does, and waits for it until ctx is done, however long the store takes.
+// Call it before reporting ready: the first list after a start then does
+// not wait for the full read of a large inventory, which can take longer
+// than one list may (WithStoreTimeout; the read itself runs under ten
+// times that). Later lists ask the store only for what changed.
+func (a *API) Preload(ctx context.Context) error {
+	_, err := a.lists.get(ctx, false)
+	return err
+}
+
 // get returns the store's current state: a state it held at some instant
-// after get was called.
-func (l *lister) get(ctx context.Context) (*listState, error) {
+// after get was called. With bounded, it waits at most the store timeout.
+func (l *lister) get(ctx context.Context, bounded bool) (*listState, error) {
 	l.mu.Lock()
 	var r *listRead
 	start := false
@@ -237,7 +248,7 @@ func (l *lister) get(ctx context.Context) (*listState, error) {
 	// deadline passes: a full read of a large inventory can outlast one
 	// request's store timeout.
 	wait, cancel := ctx, context.CancelFunc(func() {})
-	if t := l.api.storeTimeout; t > 0 {
+	if t := l.api.storeTimeout; t > 0 && bounded {
 		wait, cancel = context.WithTimeout(ctx, t)
 	}
 	defer cancel()

@@ -77,7 +77,7 @@ func run(ctx context.Context, cfg config, log *slog.Logger, out io.Writer, ready
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	p := probes{store: store, timeout: cfg.storeTimeout, log: log, seeded: new(atomic.Bool)}
-	seeding.Go(func() { seedUntilDone(ctx, log, api.Service(), seed, cfg.storeTimeout, p.seeded) })
+	seeding.Go(func() { seedUntilDone(ctx, log, api, seed, cfg.storeTimeout, p.seeded) })
 
 	log.Info("serving", "addr", ln.Addr().String(), "framework", cfg.framework, "store", storeName,
 		"store_timeout", cfg.storeTimeout, "replica_acks", cfg.replicaAcks,
@@ -156,32 +156,50 @@ func connect(url string, log *slog.Logger) (client redis.UniversalClient, storeN
 }
 
 // seedOnce seeds the store if it holds no entry, through the Service (the
-// API's own checks; redisstore's PutIfEmpty makes it atomic); it reports
-// whether the store is now seeded or already held entries (false: Redis
-// did not answer, or did not acknowledge the seed as asked).
-func seedOnce(ctx context.Context, log *slog.Logger, svc *inventory.Service, items []inventory.Item, timeout time.Duration) bool {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+// API's own checks; redisstore's PutIfEmpty makes it atomic), then loads
+// the inventory into the API's list cache (API.Preload), so that the first
+// list after a start is not a full read of a large inventory. It reports
+// whether both are done (false: Redis did not answer, or did not
+// acknowledge the seed as asked).
+func seedOnce(ctx context.Context, log *slog.Logger, api *inventory.API, items []inventory.Item, timeout time.Duration) bool {
+	// Redis writes a large seed in bounded chunks: give it the store
+	// timeout once, and once more per 50 000 pets.
+	sctx, cancel := context.WithTimeout(ctx, seedTimeout(timeout, len(items)))
 	defer cancel()
-	wrote, err := svc.PutIfEmpty(ctx, items...)
+	start := time.Now()
+	wrote, err := api.Service().PutIfEmpty(sctx, items...)
 	switch {
-	case err != nil && ctx.Err() != nil && errors.Is(ctx.Err(), context.Canceled):
+	case err != nil && ctx.Err() != nil:
 		return false // shutting down
 	case err != nil:
 		log.Warn("could not seed the store yet; retrying in the background", "error", err)
 		return false
 	case wrote:
-		log.Info("seeded the empty store", "items", len(items))
+		log.Info("seeded the empty store", "items", len(items), "took", time.Since(start).Round(time.Millisecond))
 	default:
 		log.Info("the store already holds entries: not seeding")
 	}
+	start = time.Now()
+	if err := api.Preload(ctx); err != nil {
+		if ctx.Err() == nil {
+			log.Warn("could not load the inventory yet; retrying in the background", "error", err)
+		}
+		return false
+	}
+	log.Info("loaded the inventory", "took", time.Since(start).Round(time.Millisecond))
 	return true
+}
+
+// seedTimeout is how long a seed of n items may take.
+func seedTimeout(storeTimeout time.Duration, n int) time.Duration {
+	return storeTimeout * time.Duration(1+n/50_000)
 }
 
 // seedUntilDone tries seedOnce at once, then again, backing off to one try
 // every 5 s, until it succeeds (and sets seeded) or ctx is done.
-func seedUntilDone(ctx context.Context, log *slog.Logger, svc *inventory.Service, items []inventory.Item, timeout time.Duration, seeded *atomic.Bool) {
+func seedUntilDone(ctx context.Context, log *slog.Logger, api *inventory.API, items []inventory.Item, timeout time.Duration, seeded *atomic.Bool) {
 	for wait := 250 * time.Millisecond; ; wait = min(2*wait, 5*time.Second) {
-		if seedOnce(ctx, log, svc, items, timeout) {
+		if seedOnce(ctx, log, api, items, timeout) {
 			seeded.Store(true)
 			return
 		}
@@ -200,7 +218,7 @@ type probes struct {
 	store   *redisstore.Store
 	timeout time.Duration
 	log     *slog.Logger
-	seeded  *atomic.Bool // the seed is in (or the store held entries already)
+	seeded  *atomic.Bool // the seed is in (or the store held entries already) and the inventory loaded
 }
 
 type probeFunc func(ctx context.Context) (status int, contentType string, body []byte)
@@ -219,7 +237,7 @@ func (p probes) healthz(context.Context) (int, string, []byte) {
 	return http.StatusOK, "application/json", []byte(`{"status":"ok"}`)
 }
 
-// readyz: the seed is in and the store can serve (redisstore's Ready
+// readyz: the seed is in, the inventory is loaded, and the store can serve (redisstore's Ready
 // exercises its own keys the way a request does, so a Cluster node that
 // does not own them, a sentinel's port or a replica is not ready); an
 // orchestrator stops routing traffic here while it fails.
