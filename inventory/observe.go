@@ -28,7 +28,10 @@ type Observer interface {
 	// ObserveRequest is called once per request, after its answer is
 	// built and before it is written.
 	ObserveRequest(ctx context.Context, r RequestObservation)
-	// ObserveStore is called once per store call made for a request.
+	// ObserveStore is called once per store call: one per update, and one
+	// per read of the store for lists (concurrent lists share one read;
+	// API.Preload makes one too). ctx is the request's, or for a shared
+	// read the context of the list that started it.
 	ObserveStore(ctx context.Context, s StoreObservation)
 }
 
