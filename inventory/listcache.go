@@ -207,10 +207,11 @@ type lister struct {
 
 // listRead is one read of the store, shared by the lists waiting for it.
 type listRead struct {
-	ctx   context.Context // the first waiter's, without its cancellation
-	done  chan struct{}   // closed when state and err are set
-	state *listState
-	err   error
+	ctx     context.Context // the first waiter's, without its cancellation
+	done    chan struct{}   // closed when state and err are set
+	waiters int             // lists waiting for it, under lister.mu (tests read it)
+	state   *listState
+	err     error
 }
 
 // Preload reads the store's inventory into the API's list cache, as a list
@@ -240,6 +241,7 @@ func (l *lister) get(ctx context.Context, bounded bool) (*listState, error) {
 	default:
 		r = l.queued
 	}
+	r.waiters++
 	l.mu.Unlock()
 	if start {
 		go l.run(r)
