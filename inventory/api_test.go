@@ -22,7 +22,7 @@ import (
 	memstore "github.com/petinventory/petinventory/storage/memory"
 )
 
-// faultStore is a real memstore with a hook in front of List, ListSince and
+// faultStore is a real memstore with a hook in front of List, ListChanges and
 // SetQuantity that can fail, block or panic: the faults a backend can show.
 type faultStore struct {
 	*memstore.Store
@@ -51,6 +51,15 @@ func (s *faultStore) List(ctx context.Context) ([]inventory.Item, error) {
 		return nil, err
 	}
 	return s.Store.List(ctx)
+}
+
+// ListChanges is hooked too: memstore's would otherwise be promoted past
+// the hook (the embedding trap ChangeLister's doc warns about).
+func (s *faultStore) ListChanges(ctx context.Context, since string) (inventory.Changes, error) {
+	if err := s.hook(ctx, "list"); err != nil {
+		return inventory.Changes{}, err
+	}
+	return s.Store.ListChanges(ctx, since)
 }
 
 func (s *faultStore) SetQuantity(ctx context.Context, petID int64, q int) (inventory.Item, error) {

@@ -3,6 +3,7 @@ package inventory
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"slices"
@@ -196,33 +197,33 @@ func appendSplit(segs []*segment, items []Item) []*segment {
 // after it did, so that every list shows every write answered before it
 // began; so at most one read runs and at most one more waits to run, which
 // all lists arriving meanwhile share.
+//
+// A list that finds no read running reads itself, in its own goroutine and
+// under its own store timeout: the common case (an unchanged inventory, or
+// a few changes) costs no more than a store call. The read that lists
+// queue for runs on a goroutine of its own and under readTimeoutFactor
+// store timeouts, as do a first read (nothing held yet: a full read) and
+// the read after one that timed out (likely a full read of a large
+// inventory): it goes on when the lists waiting for it give up at their
+// store timeout, and its state serves the lists after them.
 type lister struct {
 	api   *API
 	state atomic.Pointer[listState] // the last state read; nil before the first
+	slow  atomic.Bool               // the last inline read timed out: read detached
 
 	mu      sync.Mutex
-	running *listRead // the read in progress, if any
+	running bool      // a read is in progress
 	queued  *listRead // the read to start when it ends, if any
 }
 
-// listRead is one read of the store, shared by the lists waiting for it.
+// listRead is one detached read of the store, shared by the lists waiting
+// for it.
 type listRead struct {
 	ctx     context.Context // the first waiter's, without its cancellation
 	done    chan struct{}   // closed when state and err are set
 	waiters int             // lists waiting for it, under lister.mu (tests read it)
 	state   *listState
 	err     error
-}
-
-// Preload reads the store's inventory into the API's list cache, as a list
-// does, and waits for it until ctx is done, however long the store takes.
-// Call it before reporting ready: the first list after a start then does
-// not wait for the full read of a large inventory, which can take longer
-// than one list may (WithStoreTimeout; the read itself runs under ten
-// times that). Later lists ask the store only for what changed.
-func (a *API) Preload(ctx context.Context) error {
-	_, err := a.lists.get(ctx, false)
-	return err
 }
 
 // get returns the store's current state: a state it held at some instant
@@ -232,9 +233,16 @@ func (l *lister) get(ctx context.Context, bounded bool) (*listState, error) {
 	var r *listRead
 	start := false
 	switch {
-	case l.running == nil:
+	case !l.running && bounded && l.state.Load() != nil && !l.slow.Load():
+		l.running = true
+		l.mu.Unlock()
+		st, err := l.readInline(ctx)
+		l.finish()
+		return st, err
+	case !l.running:
+		l.running = true
 		r = newListRead(ctx)
-		l.running, start = r, true
+		start = true
 	case l.queued == nil:
 		r = newListRead(ctx)
 		l.queued = r
@@ -244,11 +252,13 @@ func (l *lister) get(ctx context.Context, bounded bool) (*listState, error) {
 	r.waiters++
 	l.mu.Unlock()
 	if start {
-		go l.run(r)
+		go l.runDetached(r)
 	}
-	// The read goes on for the lists after this one when this list's own
-	// deadline passes: a full read of a large inventory can outlast one
-	// request's store timeout.
+	return l.wait(ctx, r, bounded)
+}
+
+// wait waits for r; with bounded, at most the store timeout.
+func (l *lister) wait(ctx context.Context, r *listRead, bounded bool) (*listState, error) {
 	wait, cancel := ctx, context.CancelFunc(func() {})
 	if t := l.api.storeTimeout; t > 0 && bounded {
 		wait, cancel = context.WithTimeout(ctx, t)
@@ -266,29 +276,55 @@ func newListRead(ctx context.Context) *listRead {
 	return &listRead{ctx: context.WithoutCancel(ctx), done: make(chan struct{})}
 }
 
-// run performs r, then the read queued meanwhile, if any, and so on.
-func (l *lister) run(r *listRead) {
-	for r != nil {
-		r.state, r.err = l.read(r.ctx)
-		if r.err == nil {
-			l.state.Store(r.state)
-		}
-		close(r.done)
-		l.mu.Lock()
-		r, l.queued = l.queued, nil
-		l.running = r
-		l.mu.Unlock()
+// finish ends the running read: it starts the queued one, if any.
+func (l *lister) finish() {
+	l.mu.Lock()
+	r := l.queued
+	l.queued = nil
+	l.running = r != nil
+	l.mu.Unlock()
+	if r != nil {
+		go l.runDetached(r)
 	}
 }
 
-// readTimeoutFactor bounds one read of the store at that many store
+// readInline is the read of a list that found none running, under its
+// own context and store timeout.
+func (l *lister) readInline(ctx context.Context) (*listState, error) {
+	ctx, cancel := l.api.storeContext(ctx)
+	defer cancel()
+	st, err := l.read(ctx)
+	if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		l.slow.Store(true)
+	}
+	return st, err
+}
+
+// runDetached performs r under readTimeoutFactor store timeouts, then
+// starts the read queued meanwhile, if any.
+func (l *lister) runDetached(r *listRead) {
+	ctx := r.ctx
+	if t := l.api.storeTimeout; t > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, readTimeoutFactor*t)
+		defer cancel()
+	}
+	r.state, r.err = l.read(ctx)
+	if r.err == nil {
+		l.slow.Store(false)
+	}
+	close(r.done)
+	l.finish()
+}
+
+// readTimeoutFactor bounds a detached read of the store at that many store
 // timeouts: a full read of a large inventory may take longer than one
 // request may wait, and the lists after it then use it.
 const readTimeoutFactor = 10
 
-// read asks the store for what changed since the held state and returns
-// the state after it. A panic of the store is answered 500, as in serve,
-// instead of ending the process from this goroutine.
+// read asks the store for what changed since the held state, and stores
+// and returns the state after it. A panic of the store is answered 500, as
+// in serve, instead of ending the process from a detached read.
 func (l *lister) read(ctx context.Context) (st *listState, err error) {
 	a := l.api
 	defer func() {
@@ -298,11 +334,6 @@ func (l *lister) read(ctx context.Context) (st *listState, err error) {
 			st, err = nil, ErrInternal
 		}
 	}()
-	if t := a.storeTimeout; t > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, readTimeoutFactor*t)
-		defer cancel()
-	}
 	if a.obs != nil {
 		defer a.observeStore(ctx, StoreOpList, time.Now(), &err)
 	}
@@ -315,11 +346,25 @@ func (l *lister) read(ctx context.Context) (st *listState, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if ch.Full {
-		return fullState(ch.Cursor, ch.Items), nil
+	switch {
+	case ch.Full:
+		st = fullState(ch.Cursor, ch.Items)
+	case held == nil:
+		st = newListState("", nil).apply(ch.Cursor, ch.Log) // a log since nothing: the changes are everything
+	default:
+		st = held.apply(ch.Cursor, ch.Log)
 	}
-	if held == nil {
-		held = newListState("", nil) // a log since nothing: the changes are everything
-	}
-	return held.apply(ch.Cursor, ch.Log), nil
+	l.state.Store(st)
+	return st, nil
+}
+
+// Preload reads the store's inventory into the API's list cache, as a list
+// does, and waits for it until ctx is done, however long the store takes.
+// Call it before reporting ready: the first list after a start then does
+// not wait for the full read of a large inventory, which can take longer
+// than one list may (WithStoreTimeout; the read itself runs under ten
+// times that). Later lists ask the store only for what changed.
+func (a *API) Preload(ctx context.Context) error {
+	_, err := a.lists.get(ctx, false)
+	return err
 }
