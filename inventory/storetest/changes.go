@@ -244,10 +244,12 @@ func checkListChanges(ctx context.Context, s inventory.Store, _ Config, log logf
 
 	for _, g := range garbageCursors {
 		gh := newHolder(cl, fmt.Sprintf("a caller holding %.20q (%d bytes, never issued)", g, len(g)))
-		gh.cursor = g
-		ch, err := gh.read(ctx)
+		ch, err := cl.ListChanges(ctx, g)
 		if err != nil {
-			return fmt.Errorf("%w; want every entry (Full) for a cursor never issued, not an error", err)
+			return fmt.Errorf("ListChanges(%.20q) (%d bytes, never issued): %w; want every entry (Full), not an error", g, len(g), err)
+		}
+		if err := apply(gh.state, ch); err != nil {
+			return fmt.Errorf("ListChanges(%.20q) (%d bytes, never issued) %w", g, len(g), err)
 		}
 		if !ch.Full {
 			return fmt.Errorf("ListChanges(%.20q) (%d bytes, never issued) returned a Log of %d changes, want Full", g, len(g), len(ch.Log))

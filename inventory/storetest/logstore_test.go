@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -29,7 +30,15 @@ type logFaults struct {
 	ignoreTrim  bool // a cursor older than the log gets what is left of it
 	ignoreEpoch bool // a cursor of a lost log is taken as a position of the new one
 	localOnly   bool // an instance says "unchanged" while it wrote nothing since
+
+	// Faults of the Config functions rather than of the store.
+	failTrim      bool // TrimLog fails
+	nilInstance   bool // NewInstance returns nil
+	plainInstance bool // NewInstance returns a store that is no ChangeLister
 }
+
+// plainStore hides every method but inventory.Store's.
+type plainStore struct{ inventory.Store }
 
 // logStore is an inventory.ChangeLister over a sharedLog, the model of a
 // store shared by processes, for the checks that need a second instance
@@ -52,9 +61,18 @@ func logStoreConfig(f logFaults) Config {
 			return &logStore{sh: &sharedLog{mem: newMem(t)}, f: f}
 		},
 		NewInstance: func(_ *testing.T, s inventory.Store) inventory.Store {
+			switch {
+			case f.nilInstance:
+				return nil
+			case f.plainInstance:
+				return plainStore{&logStore{sh: s.(*logStore).sh, f: f}}
+			}
 			return &logStore{sh: s.(*logStore).sh, f: f}
 		},
 		TrimLog: func(_ context.Context, s inventory.Store) error {
+			if f.failTrim {
+				return errors.New("XTRIM: connection reset")
+			}
 			sh := s.(*logStore).sh
 			sh.mu.Lock()
 			defer sh.mu.Unlock()

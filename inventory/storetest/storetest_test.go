@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -342,6 +343,65 @@ func TestChecksCatchBrokenStores(t *testing.T) {
 			ch.Cursor = later.Cursor
 			return ch, err
 		}}},
+		{"ListChangesFullWithLog", "ListChanges", broken{changes: func(s *memstore.Store, ctx context.Context, since string) (inventory.Changes, error) {
+			ch, err := s.ListChanges(ctx, since)
+			if ch.Full {
+				ch.Log = []inventory.Change{{Item: inventory.Item{PetID: 1}, Deleted: true}}
+			}
+			return ch, err
+		}}},
+		{"ListChangesFullUnsorted", "ListChanges", broken{changes: func(s *memstore.Store, ctx context.Context, since string) (inventory.Changes, error) {
+			ch, err := s.ListChanges(ctx, since)
+			slices.Reverse(ch.Items)
+			return ch, err
+		}}},
+		{"ListChangesItemsWithoutFull", "ListChanges", broken{changes: func(s *memstore.Store, ctx context.Context, since string) (inventory.Changes, error) {
+			ch, err := s.ListChanges(ctx, since)
+			if !ch.Full {
+				ch.Items, _ = s.List(ctx)
+			}
+			if !ch.Full && len(ch.Items) == 0 {
+				ch.Items = []inventory.Item{{PetID: 1, Status: inventory.StatusSold}}
+			}
+			return ch, err
+		}}},
+		{"ListChangesDeleteWithStatus", "ListChanges", broken{changes: func(s *memstore.Store, ctx context.Context, since string) (inventory.Changes, error) {
+			ch, err := s.ListChanges(ctx, since)
+			for i := range ch.Log {
+				if ch.Log[i].Deleted {
+					ch.Log[i].Status = inventory.StatusSold
+				}
+			}
+			return ch, err
+		}}},
+		{"ListChangesFullGoesBack", "ListChangesSnapshot", broken{changes: func() func(s *memstore.Store, ctx context.Context, since string) (inventory.Changes, error) {
+			var mu sync.Mutex
+			var older, last inventory.Changes
+			calls := 0
+			return func(s *memstore.Store, ctx context.Context, since string) (inventory.Changes, error) {
+				ch, err := s.ListChanges(ctx, since)
+				if err != nil || since != "" {
+					return ch, err
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				calls++
+				if calls%3 == 0 {
+					return older, nil // the answer before last, held too long
+				}
+				older, last = last, ch
+				return ch, nil
+			}
+		}()}},
+		{"ListChangesFailsUnderWrites", "ListChangesSnapshot", broken{changes: func(s *memstore.Store, ctx context.Context, since string) (inventory.Changes, error) {
+			if len(since) > 0 && tornCalls.Add(1) == 5 {
+				return inventory.Changes{}, inventory.ErrUnavailable
+			}
+			return s.ListChanges(ctx, since)
+		}}},
+		{"TrimLogFails", "ListChangesTrimmedLog", broken{log: &logFaults{failTrim: true}}},
+		{"NewInstanceNil", "ListChangesTwoInstances", broken{log: &logFaults{nilInstance: true}}},
+		{"SecondInstanceNoChangeLister", "ListChangesTwoInstances", broken{log: &logFaults{plainInstance: true}}},
 		{"TrimmedCursorGetsWhatIsLeft", "ListChangesTrimmedLog", broken{log: &logFaults{ignoreTrim: true}}},
 		{"LostLogPositionsTakenAsNew", "ListChangesLostLog", broken{log: &logFaults{ignoreEpoch: true}}},
 		{"InstanceSeesOnlyItsOwnWrites", "ListChangesTwoInstances", broken{log: &logFaults{localOnly: true}}},
