@@ -39,9 +39,41 @@
 //   - the same while entries of other pets are put and deleted, where an
 //     update may fail with ErrUnavailable (a backend may give up on a
 //     contended optimistic transaction) but never return a wrong item;
-//   - for a store that implements the optional inventory.VersionedLister:
-//     a version that is never 0 and changes with every write, no items for
-//     an unchanged version, and List's items for a changed one.
+//   - for a store that implements the optional inventory.ChangeLister:
+//     ListChanges("") returns every entry (Full), a cursor with nothing
+//     written since returns no change, the changes after each kind of
+//     write (SetQuantity, Put of new and of replaced entries, Delete)
+//     applied to the state held lead to what List returns, cursors are
+//     never "", and a cursor the store never issued gets every entry and no
+//     error;
+//   - the same under writes: Config.SnapshotPets pets (3000 by default)
+//     while a writer makes a numbered sequence of writes (each writing its
+//     number as a quantity, with puts and deletes among them) and two
+//     readers list, one always from "", one from its own cursor applying
+//     each Log: every state either reaches is one the store held, never
+//     older than the one before, and List's once the writer stops;
+//   - with Config.TrimLog, Config.LoseLog: cursors held across a log
+//     trimmed, or lost (replaced by one that knows none of its positions,
+//     the entries kept), and more writes, still lead to List's state;
+//   - with Config.NewInstance: a write acknowledged by one instance of the
+//     store is in the very next ListChanges of another instance, with that
+//     instance's own cursor, in both directions, for every kind of write.
+//
+// Each of the last three is skipped, with a log line, when its Config
+// field is nil; every ChangeLister check is skipped, with a log line, for
+// a store that is not one. For a backend shared by processes (Redis), a
+// test sets them all:
+//
+//	storetest.RunConfig(t, storetest.Config{
+//		NewStore:    newStore,    // a fresh key prefix per call
+//		NewInstance: sameKeys,    // another client over the same keys
+//		TrimLog:     trimStream,  // XTRIM the change stream to nothing
+//		LoseLog:     replaceStream,
+//	})
+//
+// A failure says which state was wrong and how: which caller (a cursor
+// from before a trimmed log, the reader on instance B), which pets are
+// missing, extra, or stale.
 //
 // The checks themselves are plain functions returning errors, so the
 // package's own tests prove each one fails on a store that breaks its

@@ -27,6 +27,22 @@ type Config struct {
 	// test instead of stalling it until go test's own timeout. Default 2
 	// minutes.
 	Timeout time.Duration
+
+	// NewInstance returns a second store over the same data as s, as another process sees it, for
+	// the read-your-writes check across instances; nil skips that check (with a log line).
+	NewInstance func(t *testing.T, s inventory.Store) inventory.Store
+	// TrimLog drops s's change log up to now, as a capped log outrun by writes does; nil skips.
+	TrimLog func(ctx context.Context, s inventory.Store) error
+	// LoseLog replaces s's change log by one that holds none of the positions issued so far,
+	// keeping the entries (a restart without persistence of the log, a failover that lost its
+	// tail); nil skips.
+	LoseLog func(ctx context.Context, s inventory.Store) error
+	// SnapshotPets is how many pets the snapshot-under-writes check holds; default 3000.
+	SnapshotPets int
+
+	// instance is NewInstance bound to the running subtest's t, set by
+	// RunConfig (the checks themselves take no t).
+	instance func(s inventory.Store) inventory.Store
 }
 
 func (c Config) withDefaults() Config {
@@ -38,6 +54,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Timeout <= 0 {
 		c.Timeout = 2 * time.Minute
+	}
+	if c.SnapshotPets <= 0 {
+		c.SnapshotPets = 3000
 	}
 	return c
 }
@@ -67,7 +86,11 @@ func RunConfig(t *testing.T, c Config) {
 			}
 			ctx, cancel := context.WithTimeout(t.Context(), c.Timeout)
 			defer cancel()
-			if err := ck.fn(ctx, s, c, t.Logf); err != nil {
+			cc := c
+			if c.NewInstance != nil {
+				cc.instance = func(s inventory.Store) inventory.Store { return c.NewInstance(t, s) }
+			}
+			if err := ck.fn(ctx, s, cc, t.Logf); err != nil {
 				t.Error(err)
 			}
 		})
@@ -94,5 +117,9 @@ var checks = []check{
 	{"ContextDone", checkContextDone},
 	{"ConcurrentUpdates", checkConcurrentUpdates},
 	{"ConcurrentPutDelete", checkConcurrentPutDelete},
-	{"ListSince", checkListSince},
+	{"ListChanges", checkListChanges},
+	{"ListChangesSnapshot", checkListChangesSnapshot},
+	{"ListChangesTrimmedLog", checkListChangesTrimmedLog},
+	{"ListChangesLostLog", checkListChangesLostLog},
+	{"ListChangesTwoInstances", checkListChangesTwoInstances},
 }

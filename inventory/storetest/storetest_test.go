@@ -3,8 +3,10 @@ package storetest
 import (
 	"context"
 	"errors"
+	"runtime"
 	"slices"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -20,14 +22,18 @@ type broken struct {
 	set    func(s *memstore.Store, ctx context.Context, id int64, q int) (inventory.Item, error)
 	put    func(s *memstore.Store, ctx context.Context, items ...inventory.Item) error
 	delete func(s *memstore.Store, ctx context.Context, id int64) error
-	since  func(s *memstore.Store, ctx context.Context, v uint64) ([]inventory.Item, uint64, bool, error)
+	// changes replaces ListChanges.
+	changes func(s *memstore.Store, ctx context.Context, since string) (inventory.Changes, error)
+	// log, when set, makes the store under test a logStore with these
+	// faults instead: the faults of a log shared by instances.
+	log *logFaults
 }
 
-func (b *broken) ListSince(ctx context.Context, v uint64) ([]inventory.Item, uint64, bool, error) {
-	if b.since != nil {
-		return b.since(b.Store, ctx, v)
+func (b *broken) ListChanges(ctx context.Context, since string) (inventory.Changes, error) {
+	if b.changes != nil {
+		return b.changes(b.Store, ctx, since)
 	}
-	return b.Store.ListSince(ctx, v)
+	return b.Store.ListChanges(ctx, since)
 }
 
 func (b *broken) List(ctx context.Context) ([]inventory.Item, error) {
@@ -68,7 +74,51 @@ func newMem(t *testing.T) *memstore.Store {
 }
 
 func TestChecksPassOnMemstore(t *testing.T) {
-	Run(t, func(t *testing.T) inventory.Store { return newMem(t) })
+	RunConfig(t, Config{
+		NewStore: func(t *testing.T) inventory.Store { return newMem(t) },
+		TrimLog:  trimByWriting,
+	})
+}
+
+// trimByWriting outruns the log of a store that keeps a bounded one
+// (memstore) by writing until a cursor from before gets every entry: a
+// write that changes nothing (a quantity set to itself), or, in an empty
+// store, a pet put and deleted.
+func trimByWriting(ctx context.Context, s inventory.Store) error {
+	cl := s.(inventory.ChangeLister)
+	start, err := cl.ListChanges(ctx, "")
+	if err != nil {
+		return err
+	}
+	items, err := s.List(ctx)
+	if err != nil {
+		return err
+	}
+	for i := 1; i <= 1<<16; i++ {
+		if len(items) > 0 {
+			_, err = s.SetQuantity(ctx, items[0].PetID, items[0].Quantity)
+		} else if err = s.Put(ctx, inventory.Item{PetID: 1, Status: inventory.StatusSold}); err == nil {
+			err = s.Delete(ctx, 1)
+		}
+		if err != nil {
+			return err
+		}
+		if i%256 != 0 {
+			continue
+		}
+		ch, err := cl.ListChanges(ctx, start.Cursor)
+		if err != nil {
+			return err
+		}
+		if ch.Full {
+			return nil
+		}
+	}
+	return errors.New("the log still holds the cursor before 65536 writes")
+}
+
+func TestChecksPassOnLogStore(t *testing.T) {
+	RunConfig(t, logStoreConfig(logFaults{}))
 }
 
 func TestChecksCatchBrokenStores(t *testing.T) {
@@ -214,30 +264,147 @@ func TestChecksCatchBrokenStores(t *testing.T) {
 			}
 			return s.Delete(ctx, id)
 		}}},
-		{"ListSinceNeverChanges", "ListSince", broken{since: func(s *memstore.Store, ctx context.Context, v uint64) ([]inventory.Item, uint64, bool, error) {
-			if v == 0 {
-				items, err := s.List(ctx)
-				return items, 1, true, err
+		{"ListChangesDropsLogEntry", "ListChanges", broken{changes: func(s *memstore.Store, ctx context.Context, since string) (inventory.Changes, error) {
+			ch, err := s.ListChanges(ctx, since)
+			if len(ch.Log) > 0 {
+				ch.Log = ch.Log[1:]
 			}
-			return nil, 1, false, nil
+			return ch, err
 		}}},
-		{"ListSinceVersionZero", "ListSince", broken{since: func(s *memstore.Store, ctx context.Context, v uint64) ([]inventory.Item, uint64, bool, error) {
-			items, _, changed, err := s.ListSince(ctx, v)
-			return items, 0, changed, err
+		{"ListChangesStaleFull", "ListChanges", broken{changes: func() func(s *memstore.Store, ctx context.Context, since string) (inventory.Changes, error) {
+			var first []inventory.Item
+			var cached bool
+			return func(s *memstore.Store, ctx context.Context, since string) (inventory.Changes, error) {
+				ch, err := s.ListChanges(ctx, since)
+				if ch.Full {
+					if !cached {
+						first, cached = ch.Items, true
+					}
+					ch.Items = first // the entries of the first answer, with the current cursor
+				}
+				return ch, err
+			}
+		}()}},
+		{"ListChangesUnchangedAsFull", "ListChanges", broken{changes: func(s *memstore.Store, ctx context.Context, since string) (inventory.Changes, error) {
+			ch, err := s.ListChanges(ctx, since)
+			if err == nil && !ch.Full && len(ch.Log) == 0 {
+				return s.ListChanges(ctx, "")
+			}
+			return ch, err
 		}}},
-		{"ListSinceOtherItems", "ListSince", broken{since: func(s *memstore.Store, ctx context.Context, v uint64) ([]inventory.Item, uint64, bool, error) {
-			items, version, changed, err := s.ListSince(ctx, v)
-			slices.Reverse(items)
-			return items, version, changed, err
+		{"ListChangesEmptyCursor", "ListChanges", broken{changes: func(s *memstore.Store, ctx context.Context, since string) (inventory.Changes, error) {
+			ch, err := s.ListChanges(ctx, since)
+			if len(ch.Log) == 0 && !ch.Full {
+				ch.Cursor = ""
+			}
+			return ch, err
 		}}},
-		{"ListSinceItemsWhenUnchanged", "ListSince", broken{since: func(s *memstore.Store, ctx context.Context, v uint64) ([]inventory.Item, uint64, bool, error) {
-			_, version, changed, err := s.ListSince(ctx, v)
-			items, _ := s.List(ctx)
-			return items, version, changed, err
+		{"ListChangesGarbageCursorFails", "ListChanges", broken{changes: func(s *memstore.Store, ctx context.Context, since string) (inventory.Changes, error) {
+			ch, err := s.ListChanges(ctx, since)
+			if ch.Full && since != "" {
+				return inventory.Changes{}, errors.New("malformed cursor")
+			}
+			return ch, err
 		}}},
-		{"ListSinceIgnoresContext", "ListSince", broken{since: func(s *memstore.Store, _ context.Context, v uint64) ([]inventory.Item, uint64, bool, error) {
-			return s.ListSince(context.Background(), v)
+		{"ListChangesGarbageCursorAsUnchanged", "ListChanges", broken{changes: func(s *memstore.Store, ctx context.Context, since string) (inventory.Changes, error) {
+			ch, err := s.ListChanges(ctx, since)
+			if ch.Full && since != "" {
+				return inventory.Changes{Cursor: since}, err
+			}
+			return ch, err
 		}}},
+		{"ListChangesIgnoresContext", "ListChanges", broken{changes: func(s *memstore.Store, _ context.Context, since string) (inventory.Changes, error) {
+			return s.ListChanges(context.Background(), since)
+		}}},
+		{"ListChangesTornFull", "ListChangesSnapshot", broken{changes: func(s *memstore.Store, ctx context.Context, since string) (inventory.Changes, error) {
+			ch, err := s.ListChanges(ctx, since)
+			if err != nil || !ch.Full {
+				return ch, err
+			}
+			// Every entry in two reads, as a chunked read without a log
+			// to replay would: not one state.
+			runtime.Gosched()
+			rest, err := s.List(ctx)
+			half := len(ch.Items) / 2
+			if len(rest) > half {
+				ch.Items = append(ch.Items[:half:half], rest[half:]...)
+			}
+			return ch, err
+		}}},
+		{"ListChangesCursorAfterLog", "ListChangesSnapshot", broken{changes: func(s *memstore.Store, ctx context.Context, since string) (inventory.Changes, error) {
+			ch, err := s.ListChanges(ctx, since)
+			if err != nil || ch.Full {
+				return ch, err
+			}
+			// The cursor of a second call: the writes between the two
+			// are in neither answer.
+			runtime.Gosched()
+			later, err := s.ListChanges(ctx, since)
+			ch.Cursor = later.Cursor
+			return ch, err
+		}}},
+		{"ListChangesFullWithLog", "ListChanges", broken{changes: func(s *memstore.Store, ctx context.Context, since string) (inventory.Changes, error) {
+			ch, err := s.ListChanges(ctx, since)
+			if ch.Full {
+				ch.Log = []inventory.Change{{Item: inventory.Item{PetID: 1}, Deleted: true}}
+			}
+			return ch, err
+		}}},
+		{"ListChangesFullUnsorted", "ListChanges", broken{changes: func(s *memstore.Store, ctx context.Context, since string) (inventory.Changes, error) {
+			ch, err := s.ListChanges(ctx, since)
+			slices.Reverse(ch.Items)
+			return ch, err
+		}}},
+		{"ListChangesItemsWithoutFull", "ListChanges", broken{changes: func(s *memstore.Store, ctx context.Context, since string) (inventory.Changes, error) {
+			ch, err := s.ListChanges(ctx, since)
+			if !ch.Full {
+				ch.Items, _ = s.List(ctx)
+			}
+			if !ch.Full && len(ch.Items) == 0 {
+				ch.Items = []inventory.Item{{PetID: 1, Status: inventory.StatusSold}}
+			}
+			return ch, err
+		}}},
+		{"ListChangesDeleteWithStatus", "ListChanges", broken{changes: func(s *memstore.Store, ctx context.Context, since string) (inventory.Changes, error) {
+			ch, err := s.ListChanges(ctx, since)
+			for i := range ch.Log {
+				if ch.Log[i].Deleted {
+					ch.Log[i].Status = inventory.StatusSold
+				}
+			}
+			return ch, err
+		}}},
+		{"ListChangesFullGoesBack", "ListChangesSnapshot", broken{changes: func() func(s *memstore.Store, ctx context.Context, since string) (inventory.Changes, error) {
+			var mu sync.Mutex
+			var older, last inventory.Changes
+			calls := 0
+			return func(s *memstore.Store, ctx context.Context, since string) (inventory.Changes, error) {
+				ch, err := s.ListChanges(ctx, since)
+				if err != nil || since != "" {
+					return ch, err
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				calls++
+				if calls%3 == 0 {
+					return older, nil // the answer before last, held too long
+				}
+				older, last = last, ch
+				return ch, nil
+			}
+		}()}},
+		{"ListChangesFailsUnderWrites", "ListChangesSnapshot", broken{changes: func(s *memstore.Store, ctx context.Context, since string) (inventory.Changes, error) {
+			if len(since) > 0 && tornCalls.Add(1) == 5 {
+				return inventory.Changes{}, inventory.ErrUnavailable
+			}
+			return s.ListChanges(ctx, since)
+		}}},
+		{"TrimLogFails", "ListChangesTrimmedLog", broken{log: &logFaults{failTrim: true}}},
+		{"NewInstanceNil", "ListChangesTwoInstances", broken{log: &logFaults{nilInstance: true}}},
+		{"SecondInstanceNoChangeLister", "ListChangesTwoInstances", broken{log: &logFaults{plainInstance: true}}},
+		{"TrimmedCursorGetsWhatIsLeft", "ListChangesTrimmedLog", broken{log: &logFaults{ignoreTrim: true}}},
+		{"LostLogPositionsTakenAsNew", "ListChangesLostLog", broken{log: &logFaults{ignoreEpoch: true}}},
+		{"InstanceSeesOnlyItsOwnWrites", "ListChangesTwoInstances", broken{log: &logFaults{localOnly: true}}},
 	}
 	cfg := Config{Writers: 4, Updates: 20}.withDefaults()
 	for _, tc := range cases {
@@ -252,9 +419,19 @@ func TestChecksCatchBrokenStores(t *testing.T) {
 				t.Fatalf("no check named %q", tc.check)
 			}
 			tornCalls.Store(0)
-			b := tc.b
-			b.Store = newMem(t)
-			err := ck.fn(t.Context(), &b, cfg, t.Logf)
+			var s inventory.Store
+			cfg := cfg
+			if tc.b.log != nil {
+				lc := logStoreConfig(*tc.b.log)
+				s = lc.NewStore(t)
+				cfg.TrimLog, cfg.LoseLog = lc.TrimLog, lc.LoseLog
+				cfg.instance = func(s inventory.Store) inventory.Store { return lc.NewInstance(t, s) }
+			} else {
+				b := tc.b
+				b.Store = newMem(t)
+				s = &b
+			}
+			err := ck.fn(t.Context(), s, cfg, t.Logf)
 			if err == nil {
 				t.Fatalf("check %s passed on a store that breaks it", tc.check)
 			}
@@ -265,11 +442,11 @@ func TestChecksCatchBrokenStores(t *testing.T) {
 
 func TestRunConfigDefaults(t *testing.T) {
 	c := Config{}.withDefaults()
-	if c.Writers != 8 || c.Updates != 100 || c.Timeout <= 0 {
+	if c.Writers != 8 || c.Updates != 100 || c.Timeout <= 0 || c.SnapshotPets != 3000 {
 		t.Fatalf("defaults = %+v", c)
 	}
-	c = Config{Writers: 32, Updates: 200, Timeout: 5}.withDefaults()
-	if c.Writers != 32 || c.Updates != 200 || c.Timeout != 5 {
+	c = Config{Writers: 32, Updates: 200, Timeout: 5, SnapshotPets: 10}.withDefaults()
+	if c.Writers != 32 || c.Updates != 200 || c.Timeout != 5 || c.SnapshotPets != 10 {
 		t.Fatalf("explicit values replaced: %+v", c)
 	}
 }

@@ -8,4 +8,13 @@
 // Every method is safe for concurrent use. SetQuantity is atomic (one write
 // lock), List is a consistent snapshot (one read lock, copied), and Put of
 // several items is atomic.
+//
+// The store implements inventory.ChangeLister: it remembers its last 4096
+// changes, so that the API, which keeps the list it last read, asks only
+// for what changed since. A cursor names an instance (a random tag) and a
+// version: an unchanged one is answered without a lock or an allocation,
+// one within the remembered changes with those changes, and any other (a
+// cursor of another instance, or older than the 4096 changes) with every
+// entry. A Put of more than 1024 entries (seeding) is not logged entry by
+// entry: it makes every older cursor get every entry instead.
 package memstore
