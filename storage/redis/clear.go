@@ -7,8 +7,9 @@ import (
 )
 
 // Clear deletes every key of the store's prefix, and only those: a SCAN
-// with MATCH on the prefix's hash tag, then DEL, never KEYS or FLUSHDB, so
-// other data in the same Redis is safe. It is for tearing down a test or
+// with MATCH on the prefix's hash tag, then UNLINK (which frees a large
+// hash in the background instead of blocking Redis), never KEYS or
+// FLUSHDB, so other data in the same Redis is safe. It is for tearing down a test or
 // demo inventory; writes running meanwhile may leave keys behind.
 //
 // On Cluster, the scan runs on the master that owns the prefix's slot,
@@ -17,7 +18,7 @@ func (s *Store) Clear(ctx context.Context) error {
 	const op = "clear"
 	var node redis.Cmdable = s.client
 	if cc, ok := s.client.(*redis.ClusterClient); ok {
-		master, err := cc.MasterForKey(ctx, s.statusKey)
+		master, err := cc.MasterForKey(ctx, s.itemsKey)
 		if err != nil {
 			return s.fail(op, err)
 		}
@@ -31,7 +32,7 @@ func (s *Store) Clear(ctx context.Context) error {
 			return s.fail(op, err)
 		}
 		if len(keys) > 0 {
-			if err := node.Del(ctx, keys...).Err(); err != nil {
+			if err := node.Unlink(ctx, keys...).Err(); err != nil {
 				return s.fail(op, err)
 			}
 		}
