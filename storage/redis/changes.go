@@ -353,6 +353,7 @@ func (s *Store) readAllOnce(ctx context.Context) (ch inventory.Changes, why stri
 
 	items := make([]inventory.Item, 0, hlen.Val()+16)
 	var cur uint64
+	chunks := 0
 	for {
 		kv, next, err := s.client.HScan(ctx, s.itemsKey, cur, "", int64(s.scanCount)).Result()
 		if err != nil {
@@ -369,6 +370,10 @@ func (s *Store) readAllOnce(ctx context.Context) (ch inventory.Changes, why stri
 				return ch, "", nil, err
 			}
 			items = append(items, inventory.Item{PetID: petID, Quantity: q, Status: st})
+		}
+		chunks++
+		if s.afterScan != nil {
+			s.afterScan(chunks)
 		}
 		if cur = next; cur == 0 {
 			break

@@ -63,6 +63,10 @@ type Store struct {
 	// the read under WATCH and before MULTI/EXEC, so that a test can change
 	// the entries right there.
 	beforeExec func(op string)
+	// afterScan, when set (by tests only), runs after each HSCAN chunk of
+	// a full read (chunk counts from 1), so that a test can write, trim
+	// the log or stop Redis right there.
+	afterScan func(chunk int)
 }
 
 var (
