@@ -51,7 +51,11 @@ func (s *Store) PutIfEmpty(ctx context.Context, items ...inventory.Item) (bool, 
 		return false, s.fail(op, err)
 	}
 	staging := s.seedBase + newNonce()
+	chunks := 0
 	for chunk := range slices.Chunk(items, s.putChunk) {
+		if chunks++; s.afterStage != nil && chunks > 1 {
+			s.afterStage(chunks-1, staging)
+		}
 		guards, entries := s.putArgs(chunk)
 		err := txPipelined(ctx, s.client, func(p redis.Pipeliner) error {
 			p.MSet(ctx, guards...)

@@ -67,6 +67,9 @@ type Store struct {
 	// a full read (chunk counts from 1), so that a test can write, trim
 	// the log or stop Redis right there.
 	afterScan func(chunk int)
+	// afterStage, when set (by tests only), runs after each staging write
+	// of PutIfEmpty (chunk counts from 1).
+	afterStage func(chunk int, staging string)
 }
 
 var (
