@@ -15,7 +15,9 @@ import (
 
 func TestStoreConformanceMiniredis(t *testing.T) {
 	_, c := miniClient(t)
-	storetest.Run(t, func(t *testing.T) inventory.Store { return newTestStore(t, c) })
+	storetest.RunConfig(t, withLogHooks(storetest.Config{
+		NewStore: func(t *testing.T) inventory.Store { return newTestStore(t, c) },
+	}))
 }
 
 // TestStoreConformanceRedis runs the suite against a real redis-server,
@@ -25,7 +27,7 @@ func TestStoreConformanceMiniredis(t *testing.T) {
 // write; the number of WATCH aborts is logged.
 func TestStoreConformanceRedis(t *testing.T) {
 	c := realClient(t)
-	storetest.RunConfig(t, storetest.Config{
+	storetest.RunConfig(t, withLogHooks(storetest.Config{
 		Writers: 32,
 		Updates: 200,
 		NewStore: func(t *testing.T) inventory.Store {
@@ -39,7 +41,7 @@ func TestStoreConformanceRedis(t *testing.T) {
 			})
 			return s
 		},
-	})
+	}))
 }
 
 // TestKeyLayout pins the layout doc.go describes, since other replicas
