@@ -36,15 +36,15 @@ package redisstore_test
 // changed) and exhausted (calls that ran out of retries, 503 through the
 // API), from Store.Stats for api and store and counted by the loop for raw.
 //
-// BenchmarkList/{backend}/items=N/{api,store}-{unchanged,changed} and
-// …/raw list an inventory of N pets from one caller. The store is an
-// inventory.VersionedLister: "unchanged" lists while nothing is written,
-// so the API answers from its cached encoding after one GET of the
-// version key (store: ListSince with the current version); "changed"
-// updates one pet before each list (outside the timer and the round-trip
-// count), so the list is read from Redis and encoded again (store:
-// ListSince with the previous version). raw is both HGETALLs in one
-// MULTI/EXEC with nothing parsed.
+// BenchmarkList/{backend}/items=N/{api,store}-{unchanged,changed},
+// …/store-full and …/raw list an inventory of N pets (10, 1 000, 10 000
+// and 100 000) from one caller. The store is an inventory.ChangeLister:
+// "unchanged" lists while nothing is written (store: ListChanges of the
+// current cursor, one XRANGE); "changed" updates one pet before each list
+// (outside the timer and the round-trip count), so the list reads that one
+// change (store: ListChanges of the previous cursor). store-full is a full
+// read (Store.List: HSCAN chunks and the log replay). raw is HSCAN of the
+// items hash in the same chunks with nothing parsed.
 //
 // All benchmarks report rtts/op (round trips: commands and pipelines that
 // go-redis sent, counted by a hook) and, on redis-server, cmds/op (the
@@ -401,29 +401,33 @@ var errExhausted = errors.New("raw: optimistic transaction retries exhausted")
 
 // rawKeys are the store's keys for one prefix, as its package doc lays
 // them out.
-type rawKeys struct{ status, qty, guard string }
+type rawKeys struct{ items, log, guard string }
 
 func rawKeysOf(s *redisstore.Store) rawKeys {
 	tag := "{" + s.KeyPrefix() + "}:"
-	return rawKeys{status: tag + "status", qty: tag + "qty", guard: tag + "guard:"}
+	return rawKeys{items: tag + "items", log: tag + "log", guard: tag + "guard:"}
 }
 
 // rawSetQuantity is the go-redis transaction loop of ExampleClient_Watch
 // doing the Redis work of Store.SetQuantity without the library: WATCH
 // the guard, HGET the status (redis.Nil when the pet has no entry), MULTI
-// HSET EXEC, retried at once on TxFailedErr at most benchMaxRetries times.
+// HSET XADD EXEC, retried at once on TxFailedErr at most benchMaxRetries
+// times.
 // It returns the status read and how many EXECs were aborted.
 func rawSetQuantity(ctx context.Context, c *redis.Client, k rawKeys, petID int64, qty int) (string, int, error) {
 	f := strconv.FormatInt(petID, 10)
 	var status string
 	txf := func(tx *redis.Tx) error {
-		st, err := tx.HGet(ctx, k.status, f).Result()
+		entry, err := tx.HGet(ctx, k.items, f).Result()
 		if err != nil {
 			return err
 		}
-		status = st
+		_, status, _ = strings.Cut(entry, ":")
+		q := strconv.Itoa(qty)
 		_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
-			p.HSet(ctx, k.qty, f, qty)
+			p.HSet(ctx, k.items, f, q+":"+status)
+			p.XAdd(ctx, &redis.XAddArgs{Stream: k.log, MaxLen: 10000, Approx: true,
+				Values: []string{"n", "0", "op", "set", "d", f + ":" + q + ":" + status}})
 			return nil
 		})
 		return err
@@ -442,16 +446,22 @@ func rawSetQuantity(ctx context.Context, c *redis.Client, k rawKeys, petID int64
 	return "", aborts, errExhausted
 }
 
-// rawList is what Store.List asks of Redis, without the library: both
-// hashes in one MULTI/EXEC, nothing parsed or sorted.
+// rawList is the bulk of what Store.List asks of Redis, without the
+// library: the items hash in HSCAN chunks of 1 000, nothing parsed, sorted
+// or deduplicated.
 func rawList(ctx context.Context, c *redis.Client, k rawKeys) (int, error) {
-	var st *redis.MapStringStringCmd
-	_, err := c.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		st = p.HGetAll(ctx, k.status)
-		p.HGetAll(ctx, k.qty)
-		return nil
-	})
-	return len(st.Val()), err
+	var cursor uint64
+	n := 0
+	for {
+		kv, next, err := c.HScan(ctx, k.items, cursor, "", 1000).Result()
+		if err != nil {
+			return 0, err
+		}
+		n += len(kv) / 2
+		if cursor = next; cursor == 0 {
+			return n, nil
+		}
+	}
 }
 
 // benchAPI returns the API over store as the examples configure it: the
@@ -605,7 +615,7 @@ func reportTx(b *testing.B, m *meter, stats, stats0 redisstore.Stats) {
 
 func BenchmarkList(b *testing.B) {
 	forEachRedis(b, func(b *testing.B, r benchRedis) {
-		for _, n := range []int{10, 1000, 10000} {
+		for _, n := range []int{10, 1000, 10000, 100000} {
 			b.Run(fmt.Sprintf("items=%d", n), func(b *testing.B) {
 				c, rt := r.client(b, 2)
 				store := newBenchStore(b, c, benchfix.Items(n))
@@ -649,10 +659,11 @@ func BenchmarkList(b *testing.B) {
 				b.Run("api-unchanged", func(b *testing.B) { apiList(b, false) })
 				b.Run("api-changed", func(b *testing.B) { apiList(b, true) })
 				storeList := func(b *testing.B, changed bool) {
-					_, version, _, err := store.ListSince(ctx, 0)
-					if err != nil {
-						b.Fatal(err)
+					ch, err := store.ListChanges(ctx, "")
+					if err != nil || !ch.Full || len(ch.Items) != n {
+						b.Fatalf("ListChanges(\"\") = %d items, full %v, %v; want %d, full", len(ch.Items), ch.Full, err, n)
 					}
+					cursor := ch.Cursor
 					b.ReportAllocs()
 					m := startMeter(b, c, rt, r)
 					b.ResetTimer()
@@ -660,17 +671,34 @@ func BenchmarkList(b *testing.B) {
 						if changed {
 							write(b, m, i)
 						}
-						items, v, ch, err := store.ListSince(ctx, version)
-						if err != nil || ch != changed || (changed && len(items) != n) {
-							b.Fatalf("ListSince = %d items, changed %v, %v; want changed %v", len(items), ch, err, changed)
+						ch, err := store.ListChanges(ctx, cursor)
+						want := 0
+						if changed {
+							want = 1
 						}
-						version = v
+						if err != nil || ch.Full || len(ch.Log) != want {
+							b.Fatalf("ListChanges = full %v, %d changes, %v; want %d changes", ch.Full, len(ch.Log), err, want)
+						}
+						cursor = ch.Cursor
 					}
 					b.StopTimer()
 					m.report(b.N)
 				}
 				b.Run("store-unchanged", func(b *testing.B) { storeList(b, false) })
 				b.Run("store-changed", func(b *testing.B) { storeList(b, true) })
+				b.Run("store-full", func(b *testing.B) {
+					b.ReportAllocs()
+					m := startMeter(b, c, rt, r)
+					ops := 0
+					for b.Loop() {
+						items, err := store.List(ctx)
+						if err != nil || len(items) != n {
+							b.Fatalf("List = %d items, %v; want %d", len(items), err, n)
+						}
+						ops++
+					}
+					m.report(ops)
+				})
 				b.Run("raw", func(b *testing.B) {
 					keys := rawKeysOf(store)
 					m := startMeter(b, c, rt, r)
@@ -748,10 +776,13 @@ func BenchmarkUpdateReplicaAcks(b *testing.B) {
 	}
 }
 
-// TestRoundTrips checks that a list and an update, through the store and
-// through the API, cost a constant number of round trips to Redis whatever
-// the size of the inventory: the one and three the store's doc promises,
-// for 10 and for 10 000 pets. Against a redis-server it also counts the
+// TestRoundTrips checks that a list of an unchanged inventory and an
+// update cost a constant number of round trips to Redis whatever the size
+// of the inventory: the one and three the store's doc promises, for 10 and
+// for 10 000 pets; and that a full read (Store.List) costs a number that
+// grows with the inventory in chunks of about 1 000 (HSCAN), never one
+// long command. The API's list is logged: it costs what ListChanges
+// costs once the API lists through inventory.ChangeLister. Against a redis-server it also counts the
 // commands Redis executed (INFO commandstats) and checks they are the
 // same for both sizes; it logs both.
 //
@@ -787,12 +818,23 @@ func testRoundTrips(t *testing.T, r benchRedis) {
 		cmds     map[int]map[string]int64
 	}
 	var (
-		store *redisstore.Store
-		api   *inventory.API
-		size  int
+		store  *redisstore.Store
+		api    *inventory.API
+		size   int
+		cursor string
 	)
+	// wantRTTs: the round trips wanted, whatever the size; 0: logged, and
+	// at most 3 plus one per 500 pets (HSCAN COUNT 1000 returns about
+	// 1 000 entries, and HSCAN may return fewer).
 	ops := []*op{
-		{name: "Store.List", wantRTTs: 1, run: func(ctx context.Context) error {
+		{name: "Store.ListChanges", wantRTTs: 1, run: func(ctx context.Context) error {
+			ch, err := store.ListChanges(ctx, cursor)
+			if err == nil && (ch.Full || len(ch.Log) != 0 || ch.Cursor != cursor) {
+				err = fmt.Errorf("ListChanges of the current cursor = full %v, %d changes, cursor %q; want nothing changed", ch.Full, len(ch.Log), ch.Cursor)
+			}
+			return err
+		}},
+		{name: "Store.List", run: func(ctx context.Context) error {
 			items, err := store.List(ctx)
 			if err == nil && len(items) != size {
 				err = fmt.Errorf("%d items, want %d", len(items), size)
@@ -803,7 +845,7 @@ func testRoundTrips(t *testing.T, r benchRedis) {
 			_, err := store.SetQuantity(ctx, 7, 3)
 			return err
 		}},
-		{name: "API list", wantRTTs: 1, run: func(ctx context.Context) error {
+		{name: "API list", run: func(ctx context.Context) error {
 			req := httptest.NewRequestWithContext(ctx, http.MethodGet, "/inventory", nil)
 			req.Header.Set("Authorization", benchfix.Bearer)
 			w := benchfix.NewWriter()
@@ -826,6 +868,11 @@ func testRoundTrips(t *testing.T, r benchRedis) {
 		size = n
 		store = newBenchStore(t, c, benchfix.Items(n))
 		api = benchAPI(t, store)
+		ch, err := store.ListChanges(t.Context(), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cursor = ch.Cursor
 		for _, o := range ops {
 			if o.rtts == nil {
 				o.rtts, o.cmds = make(map[int]int64), make(map[int]map[string]int64)
@@ -868,11 +915,15 @@ func testRoundTrips(t *testing.T, r benchRedis) {
 				line += fmt.Sprintf(", commands %d (%s)", sum(o.cmds[n]), formatCalls(o.cmds[n]))
 			}
 			t.Log(line)
-			if o.rtts[n] != o.wantRTTs {
+			if o.wantRTTs == 0 {
+				if limit := int64(3 + n/500); o.rtts[n] > limit {
+					t.Errorf("%s with %d items: %d round trips, want at most %d", o.name, n, o.rtts[n], limit)
+				}
+			} else if o.rtts[n] != o.wantRTTs {
 				t.Errorf("%s with %d items: %d round trips, want %d", o.name, n, o.rtts[n], o.wantRTTs)
 			}
 		}
-		if r.real && formatCalls(o.cmds[sizes[0]]) != formatCalls(o.cmds[sizes[1]]) {
+		if r.real && o.wantRTTs != 0 && formatCalls(o.cmds[sizes[0]]) != formatCalls(o.cmds[sizes[1]]) {
 			report := t.Errorf
 			if r.shared {
 				report = t.Logf // other clients' commands may be in the count

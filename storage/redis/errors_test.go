@@ -34,8 +34,8 @@ func calls(s *Store) map[string]func(ctx context.Context) error {
 		},
 		"Ping":  func(ctx context.Context) error { return s.Ping(ctx) },
 		"Ready": func(ctx context.Context) error { return s.Ready(ctx) },
-		"ListSince": func(ctx context.Context) error {
-			_, _, _, err := s.ListSince(ctx, 7) // 7: never a version, so both of its round trips run
+		"ListChanges": func(ctx context.Context) error {
+			_, err := s.ListChanges(ctx, "1-1/7") // never a position, so a full read follows the XRANGE
 			return err
 		},
 	}

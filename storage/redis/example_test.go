@@ -32,14 +32,12 @@ func Example() {
 	}
 
 	ctx := context.Background()
-	if items, err := store.List(ctx); err == nil && len(items) == 0 {
-		// Seed only an empty store, so a restart never overwrites real stock.
-		err = store.Put(ctx,
-			inventory.Item{PetID: 2, Quantity: 0, Status: inventory.StatusSold},
-			inventory.Item{PetID: 1, Quantity: 7, Status: inventory.StatusAvailable})
-		if err != nil {
-			panic(err)
-		}
+	// Seed only an empty store, so a restart never overwrites real stock.
+	_, err = store.PutIfEmpty(ctx,
+		inventory.Item{PetID: 2, Quantity: 0, Status: inventory.StatusSold},
+		inventory.Item{PetID: 1, Quantity: 7, Status: inventory.StatusAvailable})
+	if err != nil {
+		panic(err)
 	}
 
 	it, err := store.SetQuantity(ctx, 1, 6)
@@ -48,12 +46,12 @@ func Example() {
 	fmt.Println(errors.Is(err, inventory.ErrNotFound))
 	items, err := store.List(ctx)
 	fmt.Println(items, err)
-	fmt.Println(client.HGetAll(ctx, "{petstore}:qty").Val())
+	fmt.Println(client.HGetAll(ctx, "{petstore}:items").Val())
 	// Output:
 	// {1 6 available} <nil>
 	// true
 	// [{1 6 available} {2 0 sold}] <nil>
-	// map[1:6 2:0]
+	// map[1:6:available 2:0:sold]
 }
 
 // ExampleParseURL names each topology in go-redis's URL forms. The

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -34,10 +33,10 @@ const DefaultMaxRetries = 10
 type Store struct {
 	client     redis.UniversalClient
 	prefix     string
-	statusKey  string // HASH petId → status; a field exists iff the entry does
-	qtyKey     string // HASH petId → quantity
+	itemsKey   string // HASH petId → "quantity:status"; a field exists iff the entry does
+	logKey     string // STREAM: the change log, one entry per write (see changes.go)
 	guardBase  string // guardBase + petId: STRING written by Put and Delete only
-	versionKey string // STRING: the version of the contents, set by every write
+	seedBase   string // seedBase + random: HASH, PutIfEmpty's staging copy of the items
 	routeKey   string // never written: WATCHed to hold one connection for EXEC and WAIT
 	maxRetries int
 	acks       int           // WithReplicaAcks: replicas to wait for after a write
@@ -52,16 +51,31 @@ type Store struct {
 	reloads       atomic.Uint64
 	ackShortfalls atomic.Uint64
 
+	// Sizes of the bounded steps (see New for the defaults); tests make
+	// them small to exercise chunking on a few thousand pets.
+	scanCount int   // HSCAN COUNT of a full read
+	logPage   int64 // entries per XRANGE page
+	putChunk  int   // items per transaction of Put and per staging write of PutIfEmpty
+	logCap    int   // item records the change log keeps, about (XADD MAXLEN ~)
+
 	// beforeExec, when set (by tests only), runs inside the optimistic
 	// transactions of SetQuantity and PutIfEmpty (op names which), after
 	// the read under WATCH and before MULTI/EXEC, so that a test can change
 	// the entries right there.
 	beforeExec func(op string)
+	// afterScan, when set (by tests only), runs after each HSCAN chunk of
+	// a full read (chunk counts from 1), so that a test can write, trim
+	// the log or stop Redis right there.
+	afterScan func(chunk int)
+	// afterStage, when set (by tests only), runs after each staging write
+	// of PutIfEmpty (chunk counts from 1).
+	afterStage func(chunk int, staging string)
 }
 
 var (
-	_ inventory.Store           = (*Store)(nil)
-	_ inventory.VersionedLister = (*Store)(nil)
+	_ inventory.Store        = (*Store)(nil)
+	_ inventory.ChangeLister = (*Store)(nil)
+	_ inventory.Seeder       = (*Store)(nil)
 )
 
 // Option configures a Store built by New.
@@ -156,11 +170,15 @@ func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
 	s := &Store{
 		client:     client,
 		prefix:     c.prefix,
-		statusKey:  tag + "status",
-		qtyKey:     tag + "qty",
+		itemsKey:   tag + "items",
+		logKey:     tag + "log",
 		guardBase:  tag + "guard:",
-		versionKey: tag + "version",
+		seedBase:   tag + "seed:",
 		routeKey:   tag + "tx",
+		scanCount:  defaultScanCount,
+		logPage:    defaultLogPage,
+		putChunk:   defaultPutChunk,
+		logCap:     defaultLogCap,
 		maxRetries: c.maxRetries,
 		acks:       c.acks,
 		ackTimeout: c.ackTimeout,
@@ -283,9 +301,9 @@ func (s *Store) Ping(ctx context.Context) error {
 
 // Ready reports whether the store can serve requests, for a readiness
 // probe. Unlike Ping, it exercises the store's own keys the way a write
-// does: WATCH of the version key, a read of it, and a MULTI/EXEC holding a
-// write that changes nothing (HDEL of a field that never exists) and a
-// read. So a server that answers PING but cannot serve is not ready: a
+// does: WATCH of the change log, a read of the items hash, and a
+// MULTI/EXEC holding a write that changes nothing (HDEL of a field that
+// never exists) and a read. So a server that answers PING but cannot serve is not ready: a
 // Cluster node that does not own the store's slot reached as a single
 // node (MOVED), a sentinel's port (unknown command), a read-only replica
 // (READONLY), a Sentinel or Cluster without a master. Its errors are
@@ -297,161 +315,29 @@ func (s *Store) Ready(ctx context.Context) error {
 		return translate(op, err)
 	}
 	err := s.watch(ctx, func(tx *redis.Tx) error {
-		if _, err := s.parseVersion(tx.Get(ctx, s.versionKey).Result()); err != nil {
+		if err := tx.Exists(ctx, s.itemsKey).Err(); err != nil {
 			return err
 		}
 		err := txPipelined(ctx, tx, func(p redis.Pipeliner) error {
-			p.HDel(ctx, s.qtyKey, "") // refused by a read-only replica
-			p.Exists(ctx, s.versionKey)
+			p.HDel(ctx, s.itemsKey, "") // refused by a read-only replica
+			p.Exists(ctx, s.logKey)
 			return nil
 		})
 		return err
-	}, s.versionKey)
+	}, s.logKey)
 	if errors.Is(err, redis.TxFailedErr) {
-		return nil // a write changed the version meanwhile: the store serves
+		return nil // a write appended to the log meanwhile: the store serves
 	}
 	return s.fail(op, err)
 }
 
 func field(petID int64) string { return strconv.FormatInt(petID, 10) }
 
-// List returns every entry by ascending petId. It is one MULTI/EXEC of
-// HGETALL on the status and quantity hashes: one round trip, and a
-// snapshot of one instant, whatever the size of the inventory.
-func (s *Store) List(ctx context.Context) ([]inventory.Item, error) {
-	items, _, err := s.snapshot(ctx, "list", false)
-	return items, err
-}
-
-// emptyVersion is the version of a store whose version key does not
-// exist: one no write ever reached, or whose keys were all deleted
-// (Clear, a Redis restarted without persistence). Such a store is empty,
-// so all of them are the same contents. Writes set random versions above
-// it (see newVersion).
-const emptyVersion = 1
-
-// newVersion returns the version a write sets: a random number in
-// 2..2^64-1. Random rather than counted, so that a version names one
-// state whatever happens to the key: after a failover that lost the last
-// writes, or a restart that lost the key, a counter would count again
-// through numbers that a process has cached for other contents; a random
-// version repeats with a chance of 2^-64.
-func newVersion() uint64 { return rand.Uint64N(math.MaxUint64-1) + 2 }
-
-// ListSince implements inventory.VersionedLister. When since is the
-// current version it is one GET of the version key: one round trip of
-// one small command, however large the inventory. Otherwise it is List's
-// MULTI/EXEC with a GET of the version key in it, so the items and their
-// version are one snapshot. The version is never 0; it changes with every
-// write (a Delete of a pet with no entry included).
-func (s *Store) ListSince(ctx context.Context, since uint64) ([]inventory.Item, uint64, bool, error) {
-	const op = "list"
-	if err := ctx.Err(); err != nil {
-		return nil, 0, false, translate(op, err)
-	}
-	if since != 0 {
-		v, err := s.parseVersion(s.client.Get(ctx, s.versionKey).Result())
-		if err != nil {
-			return nil, 0, false, s.fail(op, err)
-		}
-		if v == since {
-			return nil, v, false, nil
-		}
-	}
-	items, v, err := s.snapshot(ctx, op, true)
-	if err != nil {
-		return nil, 0, false, err
-	}
-	return items, v, true, nil
-}
-
-// parseVersion reads the reply of a GET of the version key.
-func (s *Store) parseVersion(raw string, err error) (uint64, error) {
-	if isNil(err) {
-		return emptyVersion, nil
-	}
-	if err != nil {
-		return 0, err
-	}
-	v, perr := strconv.ParseUint(raw, 10, 64)
-	if perr != nil || v == 0 {
-		return 0, inventory.Errorf(inventory.CodeInternal,
-			"redisstore: corrupt data: key %q holds %q, which is not a version (a number from 1) (change these keys only through the Store)", s.versionKey, truncate(raw))
-	}
-	return v, nil
-}
-
-// snapshot reads every entry, and the version when withVersion, in one
-// MULTI/EXEC, and sorts the entries by petId.
-func (s *Store) snapshot(ctx context.Context, op string, withVersion bool) ([]inventory.Item, uint64, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, 0, translate(op, err)
-	}
-	var (
-		st, qt *redis.MapStringStringCmd
-		ver    *redis.StringCmd
-	)
-	err := txPipelined(ctx, s.client, func(p redis.Pipeliner) error {
-		if withVersion {
-			ver = p.Get(ctx, s.versionKey)
-		}
-		st = p.HGetAll(ctx, s.statusKey)
-		qt = p.HGetAll(ctx, s.qtyKey)
-		return nil
-	})
-	// HGETALL never replies nil (a missing hash is an empty map), but GET
-	// of a missing version key does, and TxPipelined then returns
-	// redis.Nil although EXEC committed: that one is no failure.
-	if isNil(err) && ver != nil && isNil(ver.Err()) && st.Err() == nil && qt.Err() == nil {
-		err = nil
-	}
-	if err != nil {
-		return nil, 0, s.fail(op, err)
-	}
-	var version uint64
-	if withVersion {
-		if version, err = s.parseVersion(ver.Result()); err != nil {
-			return nil, 0, err
-		}
-	}
-	statuses, quantities := st.Val(), qt.Val()
-	items := make([]inventory.Item, 0, len(statuses))
-	for f, raw := range statuses {
-		id, err := strconv.ParseInt(f, 10, 64)
-		if err != nil || field(id) != f {
-			return nil, 0, corrupt(s.statusKey, f, f, "a pet id")
-		}
-		status, err := s.parseStatus(f, raw)
-		if err != nil {
-			return nil, 0, err
-		}
-		rawQty, ok := quantities[f]
-		if !ok {
-			return nil, 0, inventory.Errorf(inventory.CodeInternal,
-				"redisstore: corrupt data: key %q field %q has a status but key %q has no field %q (change these keys only through the Store)", s.statusKey, f, s.qtyKey, f)
-		}
-		q, err := s.parseQuantity(f, rawQty)
-		if err != nil {
-			return nil, 0, err
-		}
-		items = append(items, inventory.Item{PetID: id, Quantity: q, Status: status})
-	}
-	slices.SortFunc(items, func(a, b inventory.Item) int {
-		switch {
-		case a.PetID < b.PetID:
-			return -1
-		case a.PetID > b.PetID:
-			return 1
-		}
-		return 0
-	})
-	return items, version, nil
-}
-
 // SetQuantity replaces one pet's quantity with an optimistic transaction:
 // WATCH the pet's guard key (written only by Put and Delete), read its
-// status, then MULTI, HSET of the quantity, SET of a new version, EXEC
-// (and WAIT, with WithReplicaAcks). EXEC succeeding proves the entry
+// entry, then MULTI, HSET of the entry with the new quantity and the
+// status read, XADD of the change to the log, EXEC (and WAIT, with
+// WithReplicaAcks). EXEC succeeding proves the entry
 // existed with that status when the quantity was written, so the item
 // returned is the one stored by this write. A pet with no entry returns
 // inventory.ErrNotFound and writes nothing.
@@ -467,23 +353,26 @@ func (s *Store) SetQuantity(ctx context.Context, petID int64, quantity int) (inv
 	f := field(petID)
 	var status inventory.Status
 	txf := func(tx *redis.Tx) error {
-		raw, err := tx.HGet(ctx, s.statusKey, f).Result()
+		raw, err := tx.HGet(ctx, s.itemsKey, f).Result()
 		if err != nil {
 			return err // redis.Nil: no entry, translated to not found
 		}
-		if status, err = s.parseStatus(f, raw); err != nil {
+		if _, status, err = s.parseValue(f, raw); err != nil {
 			return err
 		}
 		if s.beforeExec != nil {
 			s.beforeExec(op)
 		}
-		// The transaction holds only HSET and SET, which never reply
-		// nil: so TxPipelined's habit of returning redis.Nil for a nil
-		// reply even when EXEC committed cannot turn a success into a not
-		// found here.
+		// The status cannot change between the HGET and EXEC without
+		// aborting EXEC: only Put and Delete change it, and they write
+		// the guard. The transaction holds only HSET and XADD, which
+		// never reply nil: so TxPipelined's habit of returning redis.Nil
+		// for a nil reply even when EXEC committed cannot turn a success
+		// into a not found here.
+		it := inventory.Item{PetID: petID, Quantity: quantity, Status: status}
 		err = txPipelined(ctx, tx, func(p redis.Pipeliner) error {
-			p.HSet(ctx, s.qtyKey, f, quantity)
-			p.Set(ctx, s.versionKey, newVersion(), 0)
+			p.HSet(ctx, s.itemsKey, f, value(quantity, status))
+			s.logSet(ctx, p, []inventory.Item{it})
 			return nil
 		})
 		if err != nil {
@@ -615,115 +504,60 @@ func (s *Store) exec(ctx context.Context, op string, queue func(p redis.Pipeline
 	}
 }
 
-// Put creates or replaces entries in one MULTI/EXEC: atomic, and
-// idempotent. Like every write, it trusts what inventory.Service checked
-// (the inventory.Store contract): go through the Service, or check items
-// with inventory.ValidateItems first.
+// Put creates or replaces entries, and is idempotent. Up to putChunk
+// (500) items it is one MULTI/EXEC, atomic; more are written in
+// transactions of 500 items each, in order: each chunk is atomic (a list
+// shows all of it or none of it) but a list may show the first chunks
+// without the later ones, and a failure may leave the first chunks
+// written (retrying the same Put is safe). Chunks keep every command
+// short, so that a large Put does not stall the other clients of Redis.
+// Like every write, it trusts what inventory.Service checked (the
+// inventory.Store contract): go through the Service, or check items with
+// inventory.ValidateItems first.
 func (s *Store) Put(ctx context.Context, items ...inventory.Item) error {
 	const op = "put"
 	if err := ctx.Err(); err != nil {
 		return translate(op, err)
 	}
-	w := s.newPutWrite(items)
-	if w == nil {
+	for chunk := range slices.Chunk(items, s.putChunk) {
+		if err := s.exec(ctx, op, s.queuePut(ctx, chunk)); err != nil {
+			return s.fail(op, err)
+		}
+	}
+	return nil
+}
+
+// queuePut returns the MULTI body of one chunk of a Put: MSET of the
+// guards, HSET of the entries, XADD of the change.
+func (s *Store) queuePut(ctx context.Context, items []inventory.Item) func(p redis.Pipeliner) error {
+	guards, entries := s.putArgs(items)
+	return func(p redis.Pipeliner) error {
+		// Writing the guard is what aborts a concurrent SetQuantity of
+		// these pets, which read the old status under WATCH.
+		p.MSet(ctx, guards...)
+		p.HSet(ctx, s.itemsKey, entries...)
+		s.logSet(ctx, p, items)
 		return nil
 	}
-	return s.fail(op, s.exec(ctx, op, w.queue(ctx)))
 }
 
-// PutIfEmpty puts items, as Put does, only when the store holds no entry
-// at all, and reports whether it wrote them. It is atomic (WATCH on the
-// status hash, HLEN, MULTI/EXEC): of several replicas seeding an empty
-// Redis at once exactly one writes, and a store that already holds stock
-// is never overwritten by a restart's seed. When the items were written
-// but fewer replicas acknowledged them than WithReplicaAcks asks, it
-// reports true with the error.
-func (s *Store) PutIfEmpty(ctx context.Context, items ...inventory.Item) (bool, error) {
-	const op = "put if empty"
-	if err := ctx.Err(); err != nil {
-		return false, translate(op, err)
-	}
-	w := s.newPutWrite(items)
-	if w == nil {
-		return false, nil
-	}
-	for attempt := 0; ; attempt++ {
-		wrote := false
-		err := s.watch(ctx, func(tx *redis.Tx) error {
-			n, err := tx.HLen(ctx, s.statusKey).Result()
-			if err != nil || n > 0 {
-				return err
-			}
-			if s.beforeExec != nil {
-				s.beforeExec(op)
-			}
-			if err = txPipelined(ctx, tx, w.queue(ctx)); err != nil {
-				return err
-			}
-			wrote = true
-			return s.waitAcks(ctx, tx, op)
-		}, s.statusKey)
-		if err == nil {
-			return wrote, nil
-		}
-		if !errors.Is(err, redis.TxFailedErr) {
-			return wrote, s.fail(op, err) // wrote: written, but not acknowledged by enough replicas
-		}
-		// Another writer changed the entries: look again.
-		if attempt == s.maxRetries {
-			return false, inventory.Unavailable(fmt.Errorf(
-				"redis: the seeding was aborted %d times by concurrent changes; retry later: %w", attempt+1, err))
-		}
-		if err := sleep(ctx, backoff(attempt)); err != nil {
-			return false, translate(op, err)
-		}
-	}
-}
-
-// putWrite is the MULTI body of a Put: MSET of the guards and a new
-// version, HSET of the statuses, HSET of the quantities.
-type putWrite struct {
-	s                            *Store
-	guards, statuses, quantities []any
-}
-
-// newPutWrite prepares the write of items; nil when there is nothing to
-// write.
-func (s *Store) newPutWrite(items []inventory.Item) *putWrite {
-	if len(items) == 0 {
-		return nil
-	}
-	w := &putWrite{
-		s:          s,
-		guards:     make([]any, 0, 2*len(items)+2),
-		statuses:   make([]any, 0, 2*len(items)),
-		quantities: make([]any, 0, 2*len(items)),
-	}
+// putArgs returns the arguments of the MSET of items' guards and of the
+// HSET of their entries.
+func (s *Store) putArgs(items []inventory.Item) (guards, entries []any) {
+	guards = make([]any, 0, 2*len(items))
+	entries = make([]any, 0, 2*len(items))
 	for _, it := range items {
 		f := field(it.PetID)
-		// Writing the guard is what aborts a concurrent SetQuantity of
-		// this pet, which read the old status under WATCH.
-		w.guards = append(w.guards, s.guardBase+f, "1")
-		w.statuses = append(w.statuses, f, string(it.Status))
-		w.quantities = append(w.quantities, f, it.Quantity)
+		guards = append(guards, s.guardBase+f, "1")
+		entries = append(entries, f, value(it.Quantity, it.Status))
 	}
-	return w
+	return guards, entries
 }
 
-func (w *putWrite) queue(ctx context.Context) func(p redis.Pipeliner) error {
-	return func(p redis.Pipeliner) error {
-		// A new version each time the write is queued: a retried
-		// transaction is another write.
-		p.MSet(ctx, append(w.guards, w.s.versionKey, newVersion())...)
-		p.HSet(ctx, w.s.statusKey, w.statuses...)
-		p.HSet(ctx, w.s.qtyKey, w.quantities...)
-		return nil
-	}
-}
-
-// Delete removes one entry (its status, quantity and guard) in one
-// MULTI/EXEC that also sets a new version; inventory.ErrNotFound when
-// there was none.
+// Delete removes one entry (its field of the items hash and its guard) in
+// one MULTI/EXEC that also logs the removal; inventory.ErrNotFound when
+// there was none (the log then holds a removal of a pet that had no entry,
+// which changes nothing for whoever applies it).
 func (s *Store) Delete(ctx context.Context, petID int64) error {
 	const op = "delete"
 	if err := ctx.Err(); err != nil {
@@ -733,9 +567,8 @@ func (s *Store) Delete(ctx context.Context, petID int64) error {
 	var removed *redis.IntCmd
 	err := s.exec(ctx, op, func(p redis.Pipeliner) error {
 		p.Del(ctx, s.guardBase+f)
-		removed = p.HDel(ctx, s.statusKey, f)
-		p.HDel(ctx, s.qtyKey, f)
-		p.Set(ctx, s.versionKey, newVersion(), 0)
+		removed = p.HDel(ctx, s.itemsKey, f)
+		s.logAdd(ctx, p, 1, opDel, f)
 		return nil
 	})
 	if err != nil {
@@ -747,20 +580,66 @@ func (s *Store) Delete(ctx context.Context, petID int64) error {
 	return nil
 }
 
-func (s *Store) parseStatus(f, raw string) (inventory.Status, error) {
-	st := inventory.Status(raw)
-	if !st.Valid() {
-		return "", corrupt(s.statusKey, f, raw, "a status (available, pending, sold)")
-	}
-	return st, nil
+// value is the items hash's value for an entry: "quantity:status".
+func value(quantity int, status inventory.Status) string {
+	return strconv.Itoa(quantity) + ":" + string(status)
 }
 
-func (s *Store) parseQuantity(f, raw string) (int, error) {
-	q, err := strconv.Atoi(raw)
-	if err != nil || q < 0 || q > inventory.MaxQuantity {
-		return 0, corrupt(s.qtyKey, f, raw, fmt.Sprintf("a quantity in 0..%d", inventory.MaxQuantity))
+// parseValue reads a value of the items hash (field f names the pet, for
+// the error). The status returned is one of inventory's constants, so it
+// does not keep raw alive.
+func (s *Store) parseValue(f, raw string) (int, inventory.Status, error) {
+	q, st, ok := parseEntry(raw)
+	if !ok {
+		return 0, "", corrupt(s.itemsKey, f, raw,
+			fmt.Sprintf(`an entry "quantity:status" (a quantity in 0..%d; available, pending or sold)`, inventory.MaxQuantity))
 	}
-	return q, nil
+	return q, st, nil
+}
+
+// parseEntry parses "quantity:status".
+func parseEntry(raw string) (int, inventory.Status, bool) {
+	qs, ss, ok := strings.Cut(raw, ":")
+	if !ok {
+		return 0, "", false
+	}
+	q, ok := parseQuantity(qs)
+	if !ok {
+		return 0, "", false
+	}
+	st, ok := parseStatus(ss)
+	return q, st, ok
+}
+
+// parseQuantity parses a quantity in 0..MaxQuantity in canonical decimal.
+func parseQuantity(raw string) (int, bool) {
+	q, err := strconv.Atoi(raw)
+	if err != nil || q < 0 || q > inventory.MaxQuantity || raw[0] == '+' || raw[0] == '-' || (len(raw) > 1 && raw[0] == '0') {
+		return 0, false
+	}
+	return q, true
+}
+
+// parseStatus returns inventory's constant for raw.
+func parseStatus(raw string) (inventory.Status, bool) {
+	switch inventory.Status(raw) {
+	case inventory.StatusAvailable:
+		return inventory.StatusAvailable, true
+	case inventory.StatusPending:
+		return inventory.StatusPending, true
+	case inventory.StatusSold:
+		return inventory.StatusSold, true
+	}
+	return "", false
+}
+
+// parsePetID parses a pet id in canonical decimal (as field writes it).
+func parsePetID(raw string) (int64, bool) {
+	id, err := strconv.ParseInt(raw, 10, 64)
+	if err != nil || field(id) != raw {
+		return 0, false
+	}
+	return id, true
 }
 
 // corrupt is the internal error for a value in Redis that the store never

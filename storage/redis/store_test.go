@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -14,7 +15,9 @@ import (
 
 func TestStoreConformanceMiniredis(t *testing.T) {
 	_, c := miniClient(t)
-	storetest.Run(t, func(t *testing.T) inventory.Store { return newTestStore(t, c) })
+	storetest.RunConfig(t, withLogHooks(storetest.Config{
+		NewStore: func(t *testing.T) inventory.Store { return newTestStore(t, c) },
+	}))
 }
 
 // TestStoreConformanceRedis runs the suite against a real redis-server,
@@ -24,7 +27,7 @@ func TestStoreConformanceMiniredis(t *testing.T) {
 // write; the number of WATCH aborts is logged.
 func TestStoreConformanceRedis(t *testing.T) {
 	c := realClient(t)
-	storetest.RunConfig(t, storetest.Config{
+	storetest.RunConfig(t, withLogHooks(storetest.Config{
 		Writers: 32,
 		Updates: 200,
 		NewStore: func(t *testing.T) inventory.Store {
@@ -38,7 +41,7 @@ func TestStoreConformanceRedis(t *testing.T) {
 			})
 			return s
 		},
-	})
+	}))
 }
 
 // TestKeyLayout pins the layout doc.go describes, since other replicas
@@ -54,11 +57,8 @@ func TestKeyLayout(t *testing.T) {
 		if _, err := s.SetQuantity(ctx, -5, 4); err != nil {
 			t.Fatal(err)
 		}
-		if got := c.HGetAll(ctx, tag+"status").Val(); len(got) != 1 || got["-5"] != "pending" {
-			t.Errorf("%sstatus = %v, want map[-5:pending]", tag, got)
-		}
-		if got := c.HGetAll(ctx, tag+"qty").Val(); len(got) != 1 || got["-5"] != "4" {
-			t.Errorf("%sqty = %v, want map[-5:4]", tag, got)
+		if got := c.HGetAll(ctx, tag+"items").Val(); len(got) != 1 || got["-5"] != "4:pending" {
+			t.Errorf("%sitems = %v, want map[-5:4:pending]", tag, got)
 		}
 		if got := c.Get(ctx, tag+"guard:-5").Val(); got != "1" {
 			t.Errorf("%sguard:-5 = %q, want \"1\"", tag, got)
@@ -66,15 +66,27 @@ func TestKeyLayout(t *testing.T) {
 		if err := s.Delete(ctx, -5); err != nil {
 			t.Fatal(err)
 		}
-		if n := c.Exists(ctx, tag+"status", tag+"qty", tag+"guard:-5").Val(); n != 0 {
+		if n := c.Exists(ctx, tag+"items", tag+"guard:-5").Val(); n != 0 {
 			t.Errorf("%d of the store's entry keys remain after its only entry was deleted, want 0", n)
 		}
-		// The version stays: it names the state "empty after these writes".
-		if v, err := c.Get(ctx, tag+"version").Uint64(); err != nil || v < 2 {
-			t.Errorf("%sversion = %d, %v; want a number from 2", tag, v, err)
+		// The log stays, one entry per write, each with its nonce.
+		entries, err := c.XRange(ctx, tag+"log", "-", "+").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, e := range entries {
+			if n, _ := e.Values["n"].(string); !validNonce(n) {
+				t.Errorf("log entry %s has nonce %q, want 1 to 16 hex digits", e.ID, n)
+			}
+			got = append(got, fmt.Sprint(e.Values["op"], " ", e.Values["d"]))
+		}
+		want := []string{"set -5:3:pending", "set -5:4:pending", "del -5"}
+		if !slices.Equal(got, want) {
+			t.Errorf("%slog = %q, want %q", tag, got, want)
 		}
 		if keys := c.Keys(ctx, "{"+s.KeyPrefix()+"}:*").Val(); len(keys) != 1 {
-			t.Errorf("keys after the only entry was deleted: %v, want only %sversion (%stx is never written)", keys, tag, tag)
+			t.Errorf("keys after the only entry was deleted: %v, want only %slog (%stx is never written)", keys, tag, tag)
 		}
 	})
 }
@@ -191,7 +203,7 @@ func TestSetQuantityEntryDeletedDuringTransaction(t *testing.T) {
 			t.Fatalf("SetQuantity = %v, want not found", err)
 		}
 		tag := "{" + s.KeyPrefix() + "}:"
-		if n := c.Exists(ctx, tag+"status", tag+"qty", tag+"guard:9").Val(); n != 0 {
+		if n := c.Exists(ctx, tag+"items", tag+"guard:9").Val(); n != 0 {
 			t.Fatalf("%d keys exist after the update of a deleted pet, want 0: it must create nothing", n)
 		}
 	})
@@ -241,42 +253,45 @@ func TestInvalidInputWritesNothing(t *testing.T) {
 // internal error that names the key and field, never a panic or an item.
 func TestCorruptData(t *testing.T) {
 	cases := []struct {
-		name         string
-		status, qty  map[string]string
-		field        string // named in the message
-		setQtyFails  bool   // SetQuantity(5) reads the status too
-		listContains string
+		name        string
+		items       map[string]string
+		field       string // named in the message
+		setQtyFails bool   // SetQuantity(5) reads the entry
 	}{
-		{name: "UnknownStatus", status: map[string]string{"5": "lost"}, qty: map[string]string{"5": "1"}, field: "5", setQtyFails: true, listContains: "status"},
-		{name: "EmptyStatus", status: map[string]string{"5": ""}, qty: map[string]string{"5": "1"}, field: "5", setQtyFails: true, listContains: "status"},
-		{name: "QuantityNotInteger", status: map[string]string{"5": "sold"}, qty: map[string]string{"5": "abc"}, field: "5", listContains: "qty"},
-		{name: "QuantityNegative", status: map[string]string{"5": "sold"}, qty: map[string]string{"5": "-1"}, field: "5", listContains: "qty"},
-		{name: "QuantityTooLarge", status: map[string]string{"5": "sold"}, qty: map[string]string{"5": "2147483648"}, field: "5", listContains: "qty"},
-		{name: "QuantityMissing", status: map[string]string{"5": "sold"}, qty: map[string]string{"6": "1"}, field: "5", listContains: "no field"},
-		{name: "PetIDNotInteger", status: map[string]string{"five": "sold"}, qty: map[string]string{"five": "1"}, field: "five", listContains: "pet id"},
-		{name: "PetIDNotCanonical", status: map[string]string{"05": "sold"}, qty: map[string]string{"05": "1"}, field: "05", listContains: "pet id"},
+		{name: "UnknownStatus", items: map[string]string{"5": "1:lost"}, field: "5", setQtyFails: true},
+		{name: "EmptyStatus", items: map[string]string{"5": "1:"}, field: "5", setQtyFails: true},
+		{name: "NoSeparator", items: map[string]string{"5": "sold"}, field: "5", setQtyFails: true},
+		{name: "QuantityNotInteger", items: map[string]string{"5": "abc:sold"}, field: "5", setQtyFails: true},
+		{name: "QuantityNegative", items: map[string]string{"5": "-1:sold"}, field: "5", setQtyFails: true},
+		{name: "QuantityNotCanonical", items: map[string]string{"5": "+1:sold"}, field: "5", setQtyFails: true},
+		{name: "QuantityTooLarge", items: map[string]string{"5": "2147483648:sold"}, field: "5", setQtyFails: true},
+		{name: "QuantityEmpty", items: map[string]string{"5": ":sold"}, field: "5", setQtyFails: true},
+		{name: "PetIDNotInteger", items: map[string]string{"five": "1:sold"}, field: "five"},
+		{name: "PetIDNotCanonical", items: map[string]string{"05": "1:sold"}, field: "05"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			_, c := miniClient(t)
 			ctx := t.Context()
 			s := newTestStore(t, c)
-			for f, v := range tc.status {
-				c.HSet(ctx, s.statusKey, f, v)
-			}
-			for f, v := range tc.qty {
-				c.HSet(ctx, s.qtyKey, f, v)
+			for f, v := range tc.items {
+				c.HSet(ctx, s.itemsKey, f, v)
 			}
 			items, err := s.List(ctx)
-			assertCorrupt(t, "List", err, s, tc.field, tc.listContains)
+			assertCorrupt(t, "List", err, s, tc.field, "items")
 			if items != nil {
 				t.Errorf("List returned items %+v along with its error", items)
 			}
+			ch, err := s.ListChanges(ctx, "")
+			assertCorrupt(t, "ListChanges", err, s, tc.field, "items")
+			if ch.Items != nil || ch.Cursor != "" {
+				t.Errorf("ListChanges returned %+v along with its error", ch)
+			}
 			_, err = s.SetQuantity(ctx, 5, 1)
 			if tc.setQtyFails {
-				assertCorrupt(t, "SetQuantity", err, s, tc.field, "status")
-				if v := c.HGet(ctx, s.qtyKey, "5").Val(); v != tc.qty["5"] {
-					t.Errorf("SetQuantity wrote quantity %q over a corrupt entry", v)
+				assertCorrupt(t, "SetQuantity", err, s, tc.field, "items")
+				if v := c.HGet(ctx, s.itemsKey, "5").Val(); v != tc.items["5"] {
+					t.Errorf("SetQuantity wrote %q over a corrupt entry", v)
 				}
 			}
 		})
@@ -285,7 +300,7 @@ func TestCorruptData(t *testing.T) {
 		_, c := miniClient(t)
 		ctx := t.Context()
 		s := newTestStore(t, c)
-		c.Set(ctx, s.statusKey, "not a hash", 0)
+		c.Set(ctx, s.itemsKey, "not a hash", 0)
 		_, err := s.List(ctx)
 		var ie *inventory.Error
 		if err == nil || errors.As(err, &ie) {
@@ -333,7 +348,7 @@ func TestNew(t *testing.T) {
 		t.Fatalf("New(c) = %+v, %v; want the defaults", s, err)
 	}
 	s, err = New(c, WithKeyPrefix("app-1/inv.v2:x_y"), WithMaxRetries(0))
-	if err != nil || s.statusKey != "{app-1/inv.v2:x_y}:status" || s.maxRetries != 0 {
+	if err != nil || s.itemsKey != "{app-1/inv.v2:x_y}:items" || s.maxRetries != 0 {
 		t.Fatalf("New with options = %+v, %v", s, err)
 	}
 }

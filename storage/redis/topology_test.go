@@ -19,7 +19,21 @@ import (
 // topologyConfig runs the concurrency subtests at 16 writers × 50
 // updates: enough to interleave on 2 cores, small enough for CI.
 func topologyConfig(newStore func(t *testing.T) inventory.Store) storetest.Config {
-	return storetest.Config{Writers: 16, Updates: 50, NewStore: newStore}
+	return withLogHooks(storetest.Config{Writers: 16, Updates: 50, NewStore: newStore})
+}
+
+// withLogHooks gives the storetest suite what it needs to check the
+// change log's fallbacks and two processes on one Redis: a second store
+// over the same keys, a trimmed log, a lost log (see trimLog, loseLog and
+// newInstance in changes_test.go).
+//
+// The fields arrive with the storetest of issue 15; until then the
+// assignments stay commented out (LEAD: uncomment at merge).
+func withLogHooks(cfg storetest.Config) storetest.Config {
+	// cfg.NewInstance = newInstance
+	// cfg.TrimLog = trimLog
+	// cfg.LoseLog = loseLog
+	return cfg
 }
 
 func TestStoreConformanceCluster(t *testing.T) {

@@ -1,0 +1,432 @@
+package redisstore
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/petinventory/petinventory/inventory"
+	"github.com/redis/go-redis/v9"
+)
+
+// The sizes of the bounded steps. Each keeps one command of Redis short
+// (well under a millisecond on a 2-core machine) and one reply small,
+// whatever the size of the inventory.
+const (
+	// defaultScanCount is the COUNT of each HSCAN of a full read: about
+	// 1 000 entries, some 20 KB, per round trip.
+	defaultScanCount = 1000
+	// defaultLogPage is the COUNT of each XRANGE of the change log: at
+	// most 100 entries (of one write each, or of a Put chunk each).
+	defaultLogPage = 100
+	// defaultPutChunk is how many items one transaction of Put, or one
+	// staging write of PutIfEmpty, holds.
+	defaultPutChunk = 500
+	// defaultLogCap is about how many item records the change log keeps:
+	// 10 000 entries of single writes, fewer entries of Put chunks (XADD
+	// MAXLEN ~ 10 000 / items per entry). A reader whose position was
+	// trimmed away reads everything again; the cap keeps the log's memory
+	// small (about 1 MB) whatever is written.
+	defaultLogCap = 10000
+	// fullReadAttempts bounds how many times a full read starts over
+	// because the log moved under it (its starting entry trimmed away, or
+	// a reset logged meanwhile) before it gives up as unavailable.
+	fullReadAttempts = 5
+)
+
+// The op field of a change log entry.
+const (
+	opSet   = "set"   // d: "petId:quantity:status" records joined by ","
+	opDel   = "del"   // d: petIds joined by ","
+	opReset = "reset" // the items were replaced wholesale (PutIfEmpty); d is empty
+	opMark  = "mark"  // changes nothing: a position for a full read of a log that was empty
+)
+
+// newNonce returns the random nonce of a log entry, in hex. Entry ids
+// are times, which a log created again (Clear, a restart without
+// persistence, a failover that lost entries) can issue again for other
+// contents; the nonce tells the entries apart.
+func newNonce() string { return strconv.FormatUint(rand.Uint64(), 16) }
+
+// validNonce reports whether n is a nonce as newNonce writes it.
+func validNonce(n string) bool {
+	if n == "" || len(n) > 16 {
+		return false
+	}
+	for i := 0; i < len(n); i++ {
+		if c := n[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// maxLen is the MAXLEN of an entry of records item records: the log keeps
+// about logCap records.
+func (s *Store) maxLen(records int) int64 {
+	return int64(max(s.logCap/max(records, 1), 1))
+}
+
+// logAdd queues the XADD of one change log entry on p, inside the
+// MULTI/EXEC of the write it logs.
+func (s *Store) logAdd(ctx context.Context, p redis.Cmdable, records int, op, data string) {
+	p.XAdd(ctx, &redis.XAddArgs{
+		Stream: s.logKey,
+		MaxLen: s.maxLen(records),
+		Approx: true,
+		Values: []string{"n", newNonce(), "op", op, "d", data},
+	})
+}
+
+// logSet queues the XADD of an entry that sets items.
+func (s *Store) logSet(ctx context.Context, p redis.Cmdable, items []inventory.Item) {
+	var b strings.Builder
+	b.Grow(len(items) * 24)
+	for i, it := range items {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.FormatInt(it.PetID, 10))
+		b.WriteByte(':')
+		b.WriteString(strconv.Itoa(it.Quantity))
+		b.WriteByte(':')
+		b.WriteString(string(it.Status))
+	}
+	s.logAdd(ctx, p, len(items), opSet, b.String())
+}
+
+// cursor names the state after the log entry id whose nonce is nonce.
+func cursor(id, nonce string) string { return id + "/" + nonce }
+
+// parseCursor splits a cursor; ok is false when c is not one.
+func parseCursor(c string) (id, nonce string, ok bool) {
+	id, nonce, ok = strings.Cut(c, "/")
+	if !ok || !validNonce(nonce) {
+		return "", "", false
+	}
+	if _, _, ok := parseID(id); !ok {
+		return "", "", false
+	}
+	return id, nonce, true
+}
+
+// parseID parses a stream entry id "ms-seq".
+func parseID(id string) (ms, seq uint64, ok bool) {
+	a, b, ok := strings.Cut(id, "-")
+	if !ok {
+		return 0, 0, false
+	}
+	ms, err1 := strconv.ParseUint(a, 10, 64)
+	seq, err2 := strconv.ParseUint(b, 10, 64)
+	return ms, seq, err1 == nil && err2 == nil
+}
+
+// entryField returns the string field name of a log entry.
+func entryField(m redis.XMessage, name string) (string, bool) {
+	v, ok := m.Values[name].(string)
+	return v, ok
+}
+
+// Why a log read cannot say what changed since a position.
+const (
+	logGone    = "the change log no longer holds the position (trimmed, or the log was replaced: Clear, a restart without persistence, a failover that lost entries)"
+	logReset   = "the inventory was replaced wholesale (a seed) since the position"
+	logCorrupt = "a change log entry cannot be parsed"
+)
+
+// logError is a log entry that cannot be parsed.
+type logError struct {
+	id  string
+	msg string
+}
+
+func (e *logError) Error() string {
+	return fmt.Sprintf("change log entry %s: %s", e.id, e.msg)
+}
+
+// readLog reads the change log after the entry (id, nonce): the changes,
+// oldest first, and the cursor of the last entry read ("" when none
+// follows it). why is "" on success, otherwise the reason the log cannot
+// say what changed (logGone, logReset, logCorrupt, with detail in bad for
+// logCorrupt); err is a failure to talk to Redis.
+//
+// Each XRANGE page is atomic, and every write appends its entry in the
+// transaction that applies it, so the changes bring a state at id to the
+// state at the log's end when the last page was read.
+func (s *Store) readLog(ctx context.Context, id, nonce string) (log []inventory.Change, last, why string, bad error, err error) {
+	msgs, err := s.client.XRangeN(ctx, s.logKey, id, "+", s.logPage).Result()
+	if err != nil {
+		return nil, "", "", nil, err
+	}
+	if len(msgs) == 0 || msgs[0].ID != id {
+		return nil, "", logGone, nil, nil
+	}
+	if n, _ := entryField(msgs[0], "n"); n != nonce {
+		return nil, "", logGone, nil, nil
+	}
+	full := int64(len(msgs)) == s.logPage
+	msgs = msgs[1:]
+	for {
+		for _, m := range msgs {
+			n, ok := entryField(m, "n")
+			if !ok || !validNonce(n) {
+				return nil, "", logCorrupt, &logError{m.ID, "no valid nonce (field n)"}, nil
+			}
+			op, _ := entryField(m, "op")
+			switch op {
+			case opReset:
+				return nil, "", logReset, nil, nil
+			case opMark:
+			case opSet, opDel:
+				d, _ := entryField(m, "d")
+				var perr error
+				if log, perr = appendChanges(log, op, d); perr != nil {
+					return nil, "", logCorrupt, &logError{m.ID, perr.Error()}, nil
+				}
+			default:
+				return nil, "", logCorrupt, &logError{m.ID, fmt.Sprintf("unknown op %q", truncate(op))}, nil
+			}
+			last = cursor(m.ID, n)
+		}
+		if !full {
+			return log, last, "", nil, nil
+		}
+		// The page was full: read on after its last entry.
+		from := "(" + msgs[len(msgs)-1].ID
+		if len(msgs) == 0 {
+			from = "(" + id
+		}
+		if msgs, err = s.client.XRangeN(ctx, s.logKey, from, "+", s.logPage).Result(); err != nil {
+			return nil, "", "", nil, err
+		}
+		full = int64(len(msgs)) == s.logPage
+	}
+}
+
+// appendChanges appends the changes of one set or del entry's data.
+func appendChanges(log []inventory.Change, op, d string) ([]inventory.Change, error) {
+	if d == "" {
+		return log, errors.New("no data (field d)")
+	}
+	for rec := range strings.SplitSeq(d, ",") {
+		if op == opDel {
+			id, ok := parsePetID(rec)
+			if !ok {
+				return log, fmt.Errorf("%q is not a pet id", truncate(rec))
+			}
+			log = append(log, inventory.Change{Item: inventory.Item{PetID: id}, Deleted: true})
+			continue
+		}
+		ids, entry, _ := strings.Cut(rec, ":")
+		id, ok := parsePetID(ids)
+		if !ok {
+			return log, fmt.Errorf("%q is not a pet id", truncate(rec))
+		}
+		q, st, ok := parseEntry(entry)
+		if !ok {
+			return log, fmt.Errorf("%q is not petId:quantity:status", truncate(rec))
+		}
+		log = append(log, inventory.Change{Item: inventory.Item{PetID: id, Quantity: q, Status: st}})
+	}
+	return log, nil
+}
+
+// List returns every entry by ascending petId, as one consistent
+// snapshot: a full read (see ListChanges), in bounded chunks, so that no
+// command of Redis runs long whatever the size of the inventory.
+func (s *Store) List(ctx context.Context) ([]inventory.Item, error) {
+	const op = "list"
+	if err := ctx.Err(); err != nil {
+		return nil, translate(op, err)
+	}
+	ch, err := s.readAll(ctx, op)
+	if err != nil {
+		return nil, err
+	}
+	return ch.Items, nil
+}
+
+// ListChanges implements inventory.ChangeLister. A cursor names a change
+// log entry (its id and nonce). When since names one the log still holds,
+// the answer is what the log holds after it: one XRANGE when nothing
+// changed (it returns just that entry), and pages of at most 100 entries
+// otherwise. When the log cannot say (since is "" or malformed, its entry
+// was trimmed away or the log replaced, a seed replaced everything, an
+// entry cannot be parsed), it is a full read, and a line is logged for
+// everything but since "" and a seed.
+//
+// A full read notes the log's last entry, reads the items hash in HSCAN
+// chunks of about 1 000, then replays every entry logged after the noted
+// one: each sets absolute values, so the result is the state at the log's
+// end, a state the store held, although the chunks were read at different
+// times. When the noted entry is trimmed away meanwhile, or a seed
+// replaced everything, it starts over (at most 5 times, then fails as
+// unavailable).
+func (s *Store) ListChanges(ctx context.Context, since string) (inventory.Changes, error) {
+	const op = "list changes"
+	if err := ctx.Err(); err != nil {
+		return inventory.Changes{}, translate(op, err)
+	}
+	if since != "" {
+		id, nonce, ok := parseCursor(since)
+		if !ok {
+			s.log.Warn("redisstore: a list cursor this store never issued; reading the whole inventory", "cursor", truncate(since))
+			return s.readAll(ctx, op)
+		}
+		log, last, why, bad, err := s.readLog(ctx, id, nonce)
+		if err != nil {
+			return inventory.Changes{}, s.fail(op, err)
+		}
+		switch why {
+		case "":
+			if last == "" {
+				return inventory.Changes{Cursor: since}, nil
+			}
+			return inventory.Changes{Cursor: last, Log: log}, nil
+		case logCorrupt:
+			s.log.Warn("redisstore: "+why+"; reading the whole inventory", "key", s.logKey, "error", bad.Error())
+		case logGone:
+			s.log.Info("redisstore: "+why+"; reading the whole inventory", "key", s.logKey, "cursor", since)
+		}
+	}
+	return s.readAll(ctx, op)
+}
+
+// readAll is a full read (see ListChanges), starting over when the log
+// moved under it.
+func (s *Store) readAll(ctx context.Context, op string) (inventory.Changes, error) {
+	var why string
+	for range fullReadAttempts {
+		ch, w, bad, err := s.readAllOnce(ctx)
+		if err != nil {
+			return inventory.Changes{}, s.fail(op, err)
+		}
+		if w == "" {
+			return ch, nil
+		}
+		if bad != nil {
+			s.log.Warn("redisstore: "+w+" during a full read; starting over after it", "key", s.logKey, "error", bad.Error())
+		}
+		why = w
+	}
+	return inventory.Changes{}, inventory.Unavailable(fmt.Errorf(
+		"redis %s: the change log moved under %d full reads in a row (%s); retry later", op, fullReadAttempts, why))
+}
+
+// readAllOnce is one attempt of a full read; why is not "" when the log
+// moved under it and it must start over.
+func (s *Store) readAllOnce(ctx context.Context) (ch inventory.Changes, why string, bad error, err error) {
+	var (
+		rev  *redis.XMessageSliceCmd
+		hlen *redis.IntCmd
+	)
+	if _, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		rev = p.XRevRangeN(ctx, s.logKey, "+", "-", 1)
+		hlen = p.HLen(ctx, s.itemsKey)
+		return nil
+	}); err != nil {
+		return ch, "", nil, err
+	}
+	var id, nonce string
+	if last := rev.Val(); len(last) == 1 {
+		if n, ok := entryField(last[0], "n"); ok && validNonce(n) {
+			id, nonce = last[0].ID, n
+		}
+	}
+	if id == "" {
+		// No log yet (a new store, Clear, a restart without persistence),
+		// or its last entry has no nonce: log a position to start from.
+		nonce = newNonce()
+		id, err = s.client.XAdd(ctx, &redis.XAddArgs{
+			Stream: s.logKey, MaxLen: s.maxLen(1), Approx: true,
+			Values: []string{"n", nonce, "op", opMark, "d", ""},
+		}).Result()
+		if err != nil {
+			return ch, "", nil, err
+		}
+	}
+
+	items := make([]inventory.Item, 0, hlen.Val()+16)
+	var cur uint64
+	chunks := 0
+	for {
+		kv, next, err := s.client.HScan(ctx, s.itemsKey, cur, "", int64(s.scanCount)).Result()
+		if err != nil {
+			return ch, "", nil, err
+		}
+		for i := 0; i+1 < len(kv); i += 2 {
+			f, raw := kv[i], kv[i+1]
+			petID, ok := parsePetID(f)
+			if !ok {
+				return ch, "", nil, corrupt(s.itemsKey, f, f, "a pet id")
+			}
+			q, st, err := s.parseValue(f, raw)
+			if err != nil {
+				return ch, "", nil, err
+			}
+			items = append(items, inventory.Item{PetID: petID, Quantity: q, Status: st})
+		}
+		chunks++
+		if s.afterScan != nil {
+			s.afterScan(chunks)
+		}
+		if cur = next; cur == 0 {
+			break
+		}
+	}
+
+	log, last, why, bad, err := s.readLog(ctx, id, nonce)
+	if err != nil || why != "" {
+		return ch, why, bad, err
+	}
+	if last == "" {
+		last = cursor(id, nonce)
+	}
+	return inventory.Changes{Cursor: last, Full: true, Items: apply(items, log)}, "", nil, nil
+}
+
+func byPetID(a, b inventory.Item) int { return cmp.Compare(a.PetID, b.PetID) }
+
+// apply sorts the items a scan read by pet id, drops the duplicates HSCAN
+// may return, and applies log over them.
+func apply(items []inventory.Item, log []inventory.Change) []inventory.Item {
+	slices.SortFunc(items, byPetID)
+	// A pet HSCAN returned twice with two values changed during the scan,
+	// so after the noted entry: log sets it, whichever copy is kept.
+	items = slices.CompactFunc(items, func(a, b inventory.Item) bool { return a.PetID == b.PetID })
+	if len(log) == 0 {
+		return items
+	}
+	last := make(map[int64]inventory.Change, len(log))
+	for _, c := range log {
+		last[c.PetID] = c
+	}
+	j := 0
+	for _, it := range items {
+		if c, ok := last[it.PetID]; ok {
+			delete(last, it.PetID)
+			if c.Deleted {
+				continue
+			}
+			it = c.Item
+		}
+		items[j] = it
+		j++
+	}
+	items = items[:j]
+	n := len(items)
+	for _, c := range last {
+		if !c.Deleted {
+			items = append(items, c.Item)
+		}
+	}
+	if len(items) > n {
+		slices.SortFunc(items, byPetID)
+	}
+	return items
+}
