@@ -70,13 +70,13 @@ func TestProxySever(t *testing.T) {
 func TestClusterFailover(t *testing.T) {
 	t.Parallel()
 	c := StartCluster(t)
-	slot := c.KeySlot("{inventory}:qty")
+	slot := c.KeySlot("{inventory}:items")
 	master := c.MasterOf(slot)
 	others, replicas := c.Others(slot)
 	if len(others) != 2 || len(replicas) != 1 {
 		t.Fatalf("slot %d: %d other masters and %d replicas, want 2 and 1", slot, len(others), len(replicas))
 	}
-	if v, err := others[0].Do("SET", "{inventory}:qty", "1"); err != nil || v != ReplyError("MOVED "+strconv.Itoa(slot)+" "+master.Addr()) {
+	if v, err := others[0].Do("SET", "{inventory}:items", "1"); err != nil || v != ReplyError("MOVED "+strconv.Itoa(slot)+" "+master.Addr()) {
 		t.Fatalf("a non-owning master answered %v, %v; want MOVED to %s", v, err, master.Addr())
 	}
 	killed := time.Now()
@@ -116,7 +116,7 @@ func TestClusterReplicaLag(t *testing.T) {
 	if err := c.LagInPlace(); err != nil {
 		t.Fatal(err)
 	}
-	slot := c.KeySlot("{inventory}:qty")
+	slot := c.KeySlot("{inventory}:items")
 	master := c.MasterOf(slot)
 	_, replicas := c.Others(slot)
 	took, err := Replicated("{inventory}:marker", master, replicas...)

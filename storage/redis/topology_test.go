@@ -26,13 +26,10 @@ func topologyConfig(newStore func(t *testing.T) inventory.Store) storetest.Confi
 // change log's fallbacks and two processes on one Redis: a second store
 // over the same keys, a trimmed log, a lost log (see trimLog, loseLog and
 // newInstance in changes_test.go).
-//
-// The fields arrive with the storetest of issue 15; until then the
-// assignments stay commented out (LEAD: uncomment at merge).
 func withLogHooks(cfg storetest.Config) storetest.Config {
-	// cfg.NewInstance = newInstance
-	// cfg.TrimLog = trimLog
-	// cfg.LoseLog = loseLog
+	cfg.NewInstance = newInstance
+	cfg.TrimLog = trimLog
+	cfg.LoseLog = loseLog
 	return cfg
 }
 
@@ -41,7 +38,7 @@ func TestStoreConformanceCluster(t *testing.T) {
 	c := redistest.StartCluster(t)
 	// Seed only with masters that do not own the default prefix's slot:
 	// the client must find the owner from the cluster's slot map.
-	seeds, _ := c.Others(c.KeySlot("{" + DefaultKeyPrefix + "}:status"))
+	seeds, _ := c.Others(c.KeySlot("{" + DefaultKeyPrefix + "}:items"))
 	client := topologyClient(t, "redis://"+seeds[0].Addr()+"?addr="+seeds[1].Addr(), Cluster)
 	storetest.RunConfig(t, topologyConfig(func(t *testing.T) inventory.Store {
 		return newTestStore(t, client)

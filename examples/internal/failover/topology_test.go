@@ -12,7 +12,7 @@ import (
 
 // defaultSlotKey is a key of the store under examples/redis's default
 // prefix: its slot is the store's slot.
-const defaultSlotKey = "{inventory}:status"
+const defaultSlotKey = "{inventory}:items"
 
 // conformance runs the inventory-conformance command against s and fails
 // the test unless every check passes.
@@ -66,7 +66,7 @@ func TestCluster(t *testing.T) {
 	// cluster=true (a single address is otherwise one node), under a
 	// prefix of its own so that the two conformance runs do not change
 	// each other's pets.
-	oneSeed, _ := c.Others(c.KeySlot("{one-seed}:status"))
+	oneSeed, _ := c.Others(c.KeySlot("{one-seed}:items"))
 	t.Run("conformance through one non-owning seed", func(t *testing.T) {
 		t.Parallel()
 		s := startServer(t, "redis://"+oneSeed[0].Addr()+"?cluster=true", "-redis-prefix", "one-seed")
