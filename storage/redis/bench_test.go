@@ -824,8 +824,8 @@ func testRoundTrips(t *testing.T, r benchRedis) {
 		cursor string
 	)
 	// wantRTTs: the round trips wanted, whatever the size; 0: logged, and
-	// at most 3 plus one per 500 pets (HSCAN COUNT 1000 returns about
-	// 1 000 entries, and HSCAN may return fewer).
+	// at most 3 plus one per 150 pets (HSCAN COUNT 300 returns about
+	// 300 entries, and HSCAN may return fewer).
 	ops := []*op{
 		{name: "Store.ListChanges", wantRTTs: 1, run: func(ctx context.Context) error {
 			ch, err := store.ListChanges(ctx, cursor)
@@ -916,7 +916,7 @@ func testRoundTrips(t *testing.T, r benchRedis) {
 			}
 			t.Log(line)
 			if o.wantRTTs == 0 {
-				if limit := int64(3 + n/500); o.rtts[n] > limit {
+				if limit := int64(3 + n/150); o.rtts[n] > limit {
 					t.Errorf("%s with %d items: %d round trips, want at most %d", o.name, n, o.rtts[n], limit)
 				}
 			} else if o.rtts[n] != o.wantRTTs {

@@ -89,10 +89,10 @@
 // size of the inventory (at 200 000 pets, none reaches 5 ms; see
 // TestNoSlowCommand):
 //
-//   - a full read is HSCAN in chunks of about 1 000 entries, then the log
+//   - a full read is HSCAN in chunks of about 300 entries, then the log
 //     entries written meanwhile, in XRANGE pages of at most 100;
-//   - Put writes at most 500 items per transaction; PutIfEmpty stages a
-//     seed 500 items at a time and makes it the store's entries with one
+//   - Put writes at most 250 items per transaction; PutIfEmpty stages a
+//     seed 250 items at a time and makes it the store's entries with one
 //     RENAME;
 //   - Clear scans 250 keys at a time and deletes them with UNLINK.
 //
@@ -127,8 +127,8 @@
 //   - A full read of a store with no log (new, cleared, or restarted
 //     without persistence) writes a mark entry to start from, so it needs
 //     the master, like a write.
-//   - Put of up to 500 items is one MULTI/EXEC: atomic and idempotent.
-//     A larger Put is atomic per chunk of 500 items, written in order.
+//   - Put of up to 250 items is one MULTI/EXEC: atomic and idempotent.
+//     A larger Put is atomic per chunk of 250 items, written in order.
 //     Delete is one MULTI/EXEC. PutIfEmpty seeds only a store with no
 //     entry, atomically, all or nothing, so that replicas starting
 //     together seed once and a restart never overwrites real stock; it

@@ -505,8 +505,8 @@ func (s *Store) exec(ctx context.Context, op string, queue func(p redis.Pipeline
 }
 
 // Put creates or replaces entries, and is idempotent. Up to putChunk
-// (500) items it is one MULTI/EXEC, atomic; more are written in
-// transactions of 500 items each, in order: each chunk is atomic (a list
+// (250) items it is one MULTI/EXEC, atomic; more are written in
+// transactions of 250 items each, in order: each chunk is atomic (a list
 // shows all of it or none of it) but a list may show the first chunks
 // without the later ones, and a failure may leave the first chunks
 // written (retrying the same Put is safe). Chunks keep every command
