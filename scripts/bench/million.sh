@@ -111,6 +111,19 @@ update() {
 		-H 'Content-Type: application/json' -d "{\"quantity\":$2}" "$base/inventory/$1") || code=000
 	[ "$code" = 200 ] || bad_updates=$((bad_updates + 1))
 }
+# slowlog prints one line per SLOWLOG entry: "<µs> <client name or -> <command>
+# <first argument>". It reads redis-cli's plain output (one line per element:
+# id, time, µs, the arguments, the client's address, its name), which every
+# redis-cli since 4.0 prints, rather than --json (7.0 and later) and jq.
+slowlog() {
+	rcli SLOWLOG GET 100000 | awk '
+		state == 0 { state = 1; next }                     # id
+		state == 1 { state = 2; next }                     # time
+		state == 2 { us = $0; na = 0; cmd = "-"; arg = ""; state = 3; next }
+		state == 3 && na > 0 && /^(\[[0-9a-fA-F:.]*\]|[0-9.]+):[0-9]+$/ { state = 4; next } # the address
+		state == 3 { na++; if (na == 1) cmd = tolower($0); else if (na == 2) arg = $0; next }
+		state == 4 { print us, ($0 == "" ? "-" : $0), cmd, arg; state = 0 }'
+}
 rss() { awk -v f="$2" '$1 == f":" { printf "%.1f", $2 / 1024 }' "/proc/$1/status"; } # MB
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "nan"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "nan" || b == "nan" || b == 0) print "nan"; else printf "%.2f", a / b }'; }
@@ -271,10 +284,9 @@ for n in $sizes; do
 	for k in "${!lrps[@]}"; do lrps[$k]=$(echo "${lrps[$k]}" | median); done
 
 	# 7. the longest Redis command of the run that was not the yardstick's
-	rcli --json SLOWLOG GET 100000 >"$dir/slowlog.$n.json"
-	read -r slow_us slow_cmd < <(jq -r '[.[] | select(.[5] != "yardstick")] | max_by(.[2]) // [0, 0, 0, ["-"]] | "\(.[2]) \(.[3][0])"' "$dir/slowlog.$n.json")
-	jq -r '.[] | "\(.[2] / 1000) ms \(.[5] | if . == "" then "-" else . end) \(.[3][:3] | join(" "))"' "$dir/slowlog.$n.json" |
-		sort -rn | head -20 >"$dir/slowlog.$n.top.txt"
+	slowlog >"$dir/slowlog.$n.txt"
+	sort -rn "$dir/slowlog.$n.txt" | head -20 >"$dir/slowlog.$n.top.txt"
+	read -r slow_us slow_cmd < <(awk '$2 != "yardstick" { print $1, $3 }' "$dir/slowlog.$n.txt" | sort -rn | head -1 | grep . || echo "0 -")
 	slow_ms=$(awk -v u="$slow_us" 'BEGIN { printf "%.1f", u / 1000 }')
 	stop_servers
 
