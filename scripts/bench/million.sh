@@ -142,7 +142,9 @@ status=0
 for n in $sizes; do
 	seed="$dir/seed.$n.json"
 	"$bin/genseed" -pets "$n" -o "$seed"
-	read -r pport yport bport < <(a=$(free_port 20100) && b=$(free_port $((a + 1))) && echo "$a $b $(free_port $((b + 1)))")
+	pport=$(free_port 20100)
+	yport=$(free_port $((pport + 1)))
+	bport=$(free_port $((yport + 1)))
 	prefix="million-$n-$RANDOM"
 	bad_lists=0 bad_updates=0
 	# 1. seed and wait until ready
