@@ -427,6 +427,11 @@ func (r *report) print(w io.Writer, c config) {
 		answered, failed, r.elapsed.Seconds(), float64(answered)/r.elapsed.Seconds())
 	fmt.Fprintf(w, "latency      p50 %v  p99 %v  p99.9 %v  max %v\n",
 		r.percentile(0.50), r.percentile(0.99), r.percentile(0.999), r.percentile(1))
+	// The same in milliseconds with p90 added, for scripts (the line
+	// above is kept as it was for those that read it).
+	ms := func(q float64) float64 { return float64(r.percentile(q)) / 1e6 }
+	fmt.Fprintf(w, "quantiles    p50 %.3f p90 %.3f p99 %.3f p99.9 %.3f max %.3f ms\n",
+		ms(0.50), ms(0.90), ms(0.99), ms(0.999), ms(1))
 	for op := range r.status {
 		codes := make([]int, 0, len(r.status[op]))
 		total := 0

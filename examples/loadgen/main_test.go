@@ -136,6 +136,25 @@ func TestLoadAgainstRealAPI(t *testing.T) {
 	if lat == nil {
 		t.Fatalf("no latency line:\n%s", report)
 	}
+	q := regexp.MustCompile(`\nquantiles    p50 (\S+) p90 (\S+) p99 (\S+) p99\.9 (\S+) max (\S+) ms\n`).FindStringSubmatch(report)
+	if q == nil {
+		t.Fatalf("no quantiles line:\n%s", report)
+	}
+	prevMS := 0.0
+	for i, s := range q[1:] {
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil || v <= 0 || v < prevMS {
+			t.Errorf("quantiles %v are not positive and increasing", q[1:])
+		}
+		prevMS = v
+		if i == 0 {
+			// p50 in ms is the latency line's p50, rounded to 1 µs.
+			d, _ := time.ParseDuration(lat[1])
+			if diff := v - float64(d)/1e6; diff > 0.0005 || diff < -0.0005 {
+				t.Errorf("quantiles p50 %v ms, latency line p50 %v", v, d)
+			}
+		}
+	}
 	var prev time.Duration
 	for _, s := range lat[1:] {
 		d, err := time.ParseDuration(s)

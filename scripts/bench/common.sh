@@ -78,3 +78,13 @@ machine() {
 	echo "# $(go version)"
 	echo "# commit $(git -C "$ROOT" rev-parse --short HEAD)$(git -C "$ROOT" diff --quiet HEAD -- . 2>/dev/null || echo ' (with uncommitted changes)')"
 }
+
+# free_port [FROM] prints the first loopback TCP port from FROM (default
+# 20000) on which nothing accepts connections.
+free_port() {
+	local p=${1:-20000}
+	while (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; do
+		p=$((p + 1))
+	done
+	echo "$p"
+}

@@ -14,7 +14,12 @@
 //   - list-items.svg: list time against the number of items, memstore
 //     (cached) and Redis (uncached), both axes logarithmic;
 //   - redis-update.svg: update throughput with 32 callers on one hot pet
-//     against distinct pets (api, store, raw go-redis loop).
+//     against distinct pets (api, store, raw go-redis loop);
+//   - million.svg, when IN/million/million.tsv is there (written by
+//     scripts/bench/million.sh, with its machine.txt): list time,
+//     unchanged and after one update, the longest Redis command, and
+//     update p99 while lists run, for the project and the yardstick,
+//     against the number of pets, log–log.
 //
 // Every value is the median over the rounds, as in summary.sh. The
 // plotting library lives in this module of its own, so that no user of
@@ -72,6 +77,10 @@ func run(args []string, stderr io.Writer) error {
 	}
 	for _, c := range charts {
 		path := filepath.Join(*out, c.file)
+		if c.optional && !c.has(data) {
+			fmt.Fprintf(stderr, "skipped %s: %s\n", path, c.missing)
+			continue
+		}
 		if err := c.draw(data, path); err != nil {
 			return fmt.Errorf("%s: %w", c.file, err)
 		}
@@ -84,10 +93,18 @@ func run(args []string, stderr io.Writer) error {
 var charts = []struct {
 	file string
 	draw func(*results, string) error
+	// An optional chart is drawn only when has says its input is there;
+	// missing says what to run otherwise.
+	optional bool
+	has      func(*results) bool
+	missing  string
 }{
-	{"frameworks.svg", drawFrameworks},
-	{"list-items.svg", drawListItems},
-	{"redis-update.svg", drawRedisUpdate},
+	{file: "frameworks.svg", draw: drawFrameworks},
+	{file: "list-items.svg", draw: drawListItems},
+	{file: "redis-update.svg", draw: drawRedisUpdate},
+	{file: "million.svg", draw: drawMillion, optional: true,
+		has:     func(r *results) bool { return r.million != nil },
+		missing: "no million/million.tsv (run scripts/bench/million.sh)"},
 }
 
 // results are the ns/op of every benchmark of one run, per round, and
@@ -98,6 +115,9 @@ type results struct {
 	// redis[kind][group][side]: "Update", "hot", "api".
 	redis                    map[string]map[string]map[string][]float64
 	inprocessInfo, redisInfo machineInfo
+	// million is million.sh's table, one row per size; nil without one.
+	million     []map[string]string
+	millionInfo machineInfo
 }
 
 // machineInfo is what a script's machine.txt says.
@@ -161,6 +181,15 @@ func load(dir string) (*results, error) {
 	}
 	if r.redisInfo, err = readMachine(filepath.Join(dir, "redis", "machine.txt")); err != nil {
 		return nil, err
+	}
+	tsv := filepath.Join(dir, "million", "million.tsv")
+	if _, err := os.Stat(tsv); err == nil {
+		if r.million, err = readTSV(tsv); err != nil {
+			return nil, err
+		}
+		if r.millionInfo, err = readMachine(filepath.Join(dir, "million", "machine.txt")); err != nil {
+			return nil, err
+		}
 	}
 	return r, nil
 }
@@ -432,6 +461,83 @@ func drawRedisUpdate(r *results, path string) error {
 		return err
 	}
 	return save(p, path, footer(r.redisInfo))
+}
+
+// readTSV reads a table with a header line into one map per row.
+func readTSV(path string) ([]map[string]string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	header := strings.Split(lines[0], "\t")
+	var rows []map[string]string
+	for i, line := range lines[1:] {
+		fields := strings.Split(line, "\t")
+		if len(fields) != len(header) {
+			return nil, fmt.Errorf("%s:%d: %d fields, the header names %d", path, i+2, len(fields), len(header))
+		}
+		row := map[string]string{}
+		for j, h := range header {
+			row[h] = fields[j]
+		}
+		rows = append(rows, row)
+	}
+	if len(rows) == 0 {
+		return nil, fmt.Errorf("%s: no row under the header", path)
+	}
+	return rows, nil
+}
+
+func drawMillion(r *results, path string) error {
+	p := newPlot("A million pets: list time, the longest Redis command and update p99 vs pets, log–log", "milliseconds (lower is better)")
+	p.X.Label.Text = "pets in the inventory"
+	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
+	p.X.Tick.Marker, p.Y.Tick.Marker = plot.LogTicks{Prec: -1}, plot.LogTicks{Prec: -1}
+	p.Legend.Left = true
+	series := []struct{ column, label string }{
+		{"list_ms", "list, unchanged (median of 5)"},
+		{"after_update_ms", "first list after one update"},
+		{"slowest_ms", "longest Redis command of the run (SLOWLOG)"},
+		{"upd_lists_p99_ms", "update p99 while 4 clients list once a second"},
+		{"ys_lists_p99_ms", "yardstick: update p99, same load"},
+	}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for i, s := range series {
+		var xys plotter.XYs
+		for j, row := range r.million {
+			n, err := strconv.ParseFloat(row["pets"], 64)
+			if err != nil || n <= 0 {
+				return fmt.Errorf("million.tsv row %d: pets %q is not a positive number", j+1, row["pets"])
+			}
+			v, err := strconv.ParseFloat(row[s.column], 64)
+			if err != nil || math.IsNaN(v) || v <= 0 {
+				continue // not measured at that size (no 200 answer)
+			}
+			xys = append(xys, plotter.XY{X: n, Y: v})
+			lo, hi = min(lo, n), max(hi, n)
+		}
+		if len(xys) == 0 {
+			return fmt.Errorf("million.tsv: no value of %s", s.column)
+		}
+		line, points, err := plotter.NewLinePoints(xys)
+		if err != nil {
+			return err
+		}
+		c := palette[i%len(palette)]
+		line.Color, points.Color = c, c
+		line.Width = vg.Points(1.5)
+		if s.column == "ys_lists_p99_ms" {
+			line.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
+		}
+		p.Add(line, points)
+		p.Legend.Add(s.label, line, points)
+	}
+	p.Add(plotter.NewGrid())
+	p.X.Min, p.X.Max = lo/2, hi*2
+	// Two decades of room above the slowest figure for the legend.
+	p.Y.Max *= 100
+	return save(p, path, footer(r.millionInfo))
 }
 
 // save draws p with the footer lines under it into an SVG file.

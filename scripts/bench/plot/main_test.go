@@ -75,6 +75,26 @@ func TestPlotErrors(t *testing.T) {
 		{"a garbled ns/op", func(t *testing.T, dir string) {
 			os.WriteFile(filepath.Join(dir, "inprocess", "gin.r3.txt"), []byte("BenchmarkUpdate/lib-2 100 fast ns/op\n"), 0o644)
 		}, "gin.r3.txt:1"},
+		{"a million.tsv row short of fields", func(t *testing.T, dir string) {
+			f, err := os.OpenFile(filepath.Join(dir, "million", "million.tsv"), os.O_APPEND|os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.WriteString("5000\t1\n")
+			f.Close()
+		}, "million.tsv:5: 2 fields"},
+		{"a million.tsv without rows", func(t *testing.T, dir string) {
+			os.WriteFile(filepath.Join(dir, "million", "million.tsv"), []byte("pets\tlist_ms\n"), 0o644)
+		}, "no row under the header"},
+		{"a million.tsv with a bad size", func(t *testing.T, dir string) {
+			b, _ := os.ReadFile(filepath.Join(dir, "million", "million.tsv"))
+			os.WriteFile(filepath.Join(dir, "million", "million.tsv"), []byte(strings.Replace(string(b), "\n1000\t", "\nlots\t", 1)), 0o644)
+		}, "pets \"lots\""},
+		{"a million.tsv column with no value", func(t *testing.T, dir string) {
+			b, _ := os.ReadFile(filepath.Join(dir, "million", "million.tsv"))
+			os.WriteFile(filepath.Join(dir, "million", "million.tsv"), []byte(strings.ReplaceAll(string(b), "slowest_ms", "slowest")), 0o644)
+		}, "no value of slowest_ms"},
+		{"million.tsv without its machine.txt", func(t *testing.T, dir string) { os.Remove(filepath.Join(dir, "million", "machine.txt")) }, "million/machine.txt"},
 		{"a benchmark missing", func(t *testing.T, dir string) {
 			for _, f := range []string{"fiber.r1.txt", "fiber.r2.txt"} {
 				os.Remove(filepath.Join(dir, "inprocess", f))
@@ -89,6 +109,16 @@ func TestPlotErrors(t *testing.T) {
 				t.Errorf("err %v, want one that mentions %q", err, tc.want)
 			}
 		})
+	}
+	// Without million.sh's output, its chart is skipped and the others drawn.
+	dir := copyFixture(t)
+	os.RemoveAll(filepath.Join(dir, "million"))
+	var log bytes.Buffer
+	if err := run([]string{"-in", dir, "-out", t.TempDir()}, &log); err != nil {
+		t.Errorf("without million/: %v", err)
+	}
+	if !strings.Contains(log.String(), "skipped") || !strings.Contains(log.String(), "million.sh") || strings.Count(log.String(), "wrote ") != len(charts)-1 {
+		t.Errorf("without million/, want million.svg skipped and the others written:\n%s", log.String())
 	}
 	if err := run(nil, io.Discard); err == nil || !strings.Contains(err.Error(), "usage") {
 		t.Errorf("no -in: %v", err)
