@@ -33,8 +33,9 @@
 //
 // # For store authors
 //
-// Implement Store (and, optionally, VersionedLister for a cached list and
-// Seeder for atomic seeding); each method's doc says what it must return.
+// Implement Store (and, optionally, ChangeLister, so that a list costs what
+// changed rather than the whole inventory, and Seeder for atomic seeding);
+// each method's doc says what it must return.
 // Translate your own transport errors with Unavailable(cause). Package
 // inventory/storetest checks an implementation against the contract.
 //

@@ -51,7 +51,7 @@ type StoreOp string
 
 // The store calls of the API's two routes.
 const (
-	StoreOpList        StoreOp = "list"         // Store.List or VersionedLister.ListSince
+	StoreOpList        StoreOp = "list"         // Store.List or ChangeLister.ListChanges
 	StoreOpSetQuantity StoreOp = "set_quantity" // Store.SetQuantity
 )
 
