@@ -85,13 +85,19 @@ func fullState(cursor string, items []Item) *listState {
 		items = slices.Clone(items)
 		slices.SortFunc(items, byPetID)
 	}
-	segs := make([]*segment, 0, (len(items)+segmentSize-1)/segmentSize)
+	return newListState(cursor, appendChunks(make([]*segment, 0, (len(items)+segmentSize-1)/segmentSize), items))
+}
+
+// appendChunks appends items as segments of segmentSize (the last one
+// shorter). A segment's items are capped, so that nothing appends into
+// its neighbour's.
+func appendChunks(segs []*segment, items []Item) []*segment {
 	for len(items) > 0 {
 		n := min(len(items), segmentSize)
 		segs = append(segs, newSegment(items[:n:n]))
 		items = items[n:]
 	}
-	return newListState(cursor, segs)
+	return segs
 }
 
 func byPetID(a, b Item) int { return cmp.Compare(a.PetID, b.PetID) }
@@ -148,7 +154,7 @@ func (st *listState) apply(cursor string, log []Change) *listState {
 		changes = changes[n:]
 		i = j + 1
 	}
-	segs = append(segs, st.segs[min(i, len(st.segs)):]...)
+	segs = append(segs, st.segs[i:]...) // i ≤ len(st.segs): j < len(st.segs) above
 	return newListState(cursor, segs)
 }
 
@@ -179,12 +185,7 @@ func mergeChanges(items []Item, changes []Change) []Item {
 // when they outgrew twice that; nothing when items is empty.
 func appendSplit(segs []*segment, items []Item) []*segment {
 	if len(items) > 2*segmentSize {
-		for len(items) > 0 {
-			n := min(len(items), segmentSize)
-			segs = append(segs, newSegment(items[:n:n]))
-			items = items[n:]
-		}
-		return segs
+		return appendChunks(segs, items)
 	}
 	if len(items) > 0 {
 		segs = append(segs, newSegment(items))

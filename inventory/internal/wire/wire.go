@@ -124,7 +124,9 @@ func NewPiecesReader(pieces [][]byte) *PiecesReader { return &PiecesReader{piece
 
 // PiecesReader reads a body in pieces. Its WriteTo writes each piece
 // straight to the writer, so io.Copy (and fasthttp's body streaming) copy
-// nothing through a buffer of their own.
+// nothing through a buffer of their own. It is not net.Buffers because
+// net.Buffers consumes what it reads by writing into its slice (nil-ing
+// the pieces read), and the pieces are shared by every list in flight.
 type PiecesReader struct {
 	pieces [][]byte
 	off    int // read offset in pieces[0]
