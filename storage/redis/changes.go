@@ -29,8 +29,8 @@ const (
 	// most 100 entries (of one write each, or of a Put chunk each).
 	defaultLogPage = 100
 	// defaultPutChunk is how many items one transaction of Put, or one
-	// staging write of PutIfEmpty, holds: an MSET of 500 new guard keys
-	// took up to 2.9 ms at 1 000 000 pets.
+	// staging write of PutIfEmpty, holds (an MSET of 500 new guard keys
+	// took up to 2.9 ms at 1 000 000 pets).
 	defaultPutChunk = 250
 	// defaultLogCap is about how many item records the change log keeps:
 	// 10 000 entries of single writes, fewer entries of Put chunks (XADD
@@ -202,9 +202,9 @@ func (s *Store) readLog(ctx context.Context, id, nonce string) (log []inventory.
 			return log, last, "", nil, nil
 		}
 		// The page was full: read on after its last entry.
-		from := "(" + msgs[len(msgs)-1].ID
-		if len(msgs) == 0 {
-			from = "(" + id
+		from := "(" + id // a first page of only the cursor's entry
+		if len(msgs) > 0 {
+			from = "(" + msgs[len(msgs)-1].ID
 		}
 		if msgs, err = s.client.XRangeN(ctx, s.logKey, from, "+", s.logPage).Result(); err != nil {
 			return nil, "", "", nil, err
@@ -266,7 +266,7 @@ func (s *Store) List(ctx context.Context) ([]inventory.Item, error) {
 // everything but since "" and a seed.
 //
 // A full read notes the log's last entry, reads the items hash in HSCAN
-// chunks of about 1 000, then replays every entry logged after the noted
+// chunks of about 300, then replays every entry logged after the noted
 // one: each sets absolute values, so the result is the state at the log's
 // end, a state the store held, although the chunks were read at different
 // times. When the noted entry is trimmed away meanwhile, or a seed

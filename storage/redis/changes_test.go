@@ -209,10 +209,18 @@ func TestListChangesCommands(t *testing.T) {
 // log of what changed, paged (3 entries a page here), and applying it
 // gives what List returns.
 func TestListChangesIncremental(t *testing.T) {
+	// Pages of 3 entries, and of 1: a first page then holds only the
+	// cursor's own entry.
+	for _, page := range []int64{3, 1} {
+		t.Run(fmt.Sprintf("page=%d", page), func(t *testing.T) { testListChangesIncremental(t, page) })
+	}
+}
+
+func testListChangesIncremental(t *testing.T, page int64) {
 	backends(t, func(t *testing.T, c *redis.Client) {
 		ctx := t.Context()
 		s := newTestStore(t, c)
-		s.logPage, s.putChunk = 3, 100
+		s.logPage, s.putChunk = page, 100
 		f := &follower{t: t, s: s}
 		f.check("empty store", true)
 		f.check("nothing changed", false)

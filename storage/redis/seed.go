@@ -22,7 +22,7 @@ const seedTTL = time.Minute
 // and a store that already holds stock is never overwritten by a
 // restart's seed.
 //
-// It writes the items in chunks of 500 (each a short command) into a
+// It writes the items in chunks of 250 (each a short command) into a
 // staging hash of its own, {prefix}:seed:<random>, which expires a minute
 // after its last write, together with the pets' guard keys; then one
 // transaction (WATCH of the items hash, EXISTS, MULTI, RENAME of the
