@@ -127,7 +127,7 @@ func (s *Store) ListChanges(ctx context.Context, since string) (inventory.Change
 // parseCursor returns the version a cursor of this instance names, and
 // whether it is one: the tag, a dot, and the version in canonical decimal
 // (no sign, no leading zero), as bump writes it. It does not allocate on
-// the cursors the store issues.
+// the cursors the store issues (strconv allocates only for its errors).
 func (s *Store) parseCursor(c string) (uint64, bool) {
 	n := len(s.tag)
 	if len(c) < n+2 || c[:n] != s.tag || c[n] != '.' {
@@ -137,15 +137,8 @@ func (s *Store) parseCursor(c string) (uint64, bool) {
 	if len(digits) > 1 && digits[0] == '0' {
 		return 0, false
 	}
-	var v uint64
-	for i := 0; i < len(digits); i++ {
-		d := digits[i]
-		if d < '0' || d > '9' || v > (1<<64-1-uint64(d-'0'))/10 {
-			return 0, false // not a digit, or past uint64
-		}
-		v = v*10 + uint64(d-'0')
-	}
-	return v, true
+	v, err := strconv.ParseUint(digits, 10, 64) // no sign, no underscores in base 10
+	return v, err == nil
 }
 
 // changesSince returns the logged changes of the versions after v, oldest
