@@ -43,9 +43,18 @@ wait_quiet() {
 	echo "# $(date -u +%H:%M:%S) load $(cut -d' ' -f1-3 /proc/loadavg) busy $cpu (waited $((SECONDS - start))s)"
 }
 
+# pids holds the servers a script starts in the background; stop_servers
+# stops them (and the EXIT trap of start_redis does, before its Redis).
+pids=()
+stop_servers() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+	pids=()
+}
+
 # start_redis starts a private redis-server on 127.0.0.1:$REDIS_PORT with
-# no persistence, in a temporary directory, stops it when the script
-# exits, and exports REDIS_URL. Call it directly, not in a pipe or $(…),
+# no persistence, in a temporary directory, stops it (after the servers in
+# pids) when the script exits, and exports REDIS_URL. Call it directly, not in a pipe or $(…),
 # which would run it in a subshell. It fails if something already listens on
 # the port, rather than benchmark someone else's Redis.
 start_redis() {
@@ -58,7 +67,7 @@ start_redis() {
 	redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
 		--dir "$REDIS_DIR" --daemonize no --logfile "$REDIS_DIR/redis.log" &
 	REDIS_PID=$!
-	trap 'kill "$REDIS_PID" 2>/dev/null || true; wait "$REDIS_PID" 2>/dev/null || true; rm -rf "$REDIS_DIR"' EXIT
+	trap 'stop_servers; kill "$REDIS_PID" 2>/dev/null || true; wait "$REDIS_PID" 2>/dev/null || true; rm -rf "$REDIS_DIR"' EXIT
 	for _ in $(seq 100); do
 		redis-cli -h 127.0.0.1 -p "$port" ping >/dev/null 2>&1 && break
 		sleep 0.1

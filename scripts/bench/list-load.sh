@@ -32,19 +32,12 @@ mkdir -p "$dir" "$out/bin"
 
 (cd "$ROOT/examples" && go build -o "$out/bin/redis" ./redis && go build -o "$out/bin/bareserver" ./internal/bareserver &&
 	go build -o "$out/bin/loadgen" ./loadgen)
-machine | tee "$dir/machine.txt"
+machine "list-load.sh $out $rounds" | tee "$dir/machine.txt"
 start_redis >>"$dir/machine.txt" # not in a pipe: it must run in this shell
 tail -1 "$dir/machine.txt"
 
 key="load-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"
 export INVENTORY_API_KEYS=$key INVENTORY_API_KEY=$key
-pids=()
-stop_servers() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-	pids=()
-}
-trap 'stop_servers; kill "$REDIS_PID" 2>/dev/null || true; wait "$REDIS_PID" 2>/dev/null || true; rm -rf "$REDIS_DIR"' EXIT
 
 wait_answer() { # wait_answer PORT PID LOG: until GET /v1/inventory answers 200
 	for _ in $(seq 200); do

@@ -32,12 +32,6 @@ tail -1 "$out/load/machine.txt"
 key="load-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"
 export INVENTORY_API_KEYS=$key INVENTORY_API_KEY=$key
 declare -A port=([gin]=18081 [redis-gin]=18082 [redis-fiber]=18083)
-pids=()
-stop_servers() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	wait "${pids[@]}" 2>/dev/null || true
-}
-trap 'stop_servers; kill "$REDIS_PID" 2>/dev/null || true; wait "$REDIS_PID" 2>/dev/null || true; rm -rf "$REDIS_DIR"' EXIT
 
 # examples/gin logs a line per request (its host middleware): ~250 MB per
 # full run, so that log is discarded; the Redis servers log no requests.

@@ -81,13 +81,6 @@ rcli CONFIG SET slowlog-max-len 100000 >/dev/null
 
 key="million-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"
 export INVENTORY_API_KEYS=$key INVENTORY_API_KEY=$key
-pids=()
-stop_servers() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-	pids=()
-}
-trap 'stop_servers; kill "$REDIS_PID" 2>/dev/null || true; wait "$REDIS_PID" 2>/dev/null || true; rm -rf "$REDIS_DIR"' EXIT
 
 # get URL FILE: one authorized GET into FILE; prints "<status> <seconds>".
 get() {
