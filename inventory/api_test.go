@@ -376,12 +376,10 @@ func TestStoreFaults(t *testing.T) {
 			}
 			// A list's store read may go on past one request's timeout (it
 			// serves the lists after it): wait until lists are served again.
-			if !eventually(func() bool {
+			inventory.WaitFor(t, "lists answer 200 again after "+c.name, func() bool {
 				status, _, _ := serve(api, adapter.Request{Method: http.MethodGet, Route: inventory.RouteList})
 				return status == 200
-			}) {
-				t.Errorf("after %s: lists never answered 200 again", c.name)
-			}
+			})
 		}
 		if !strings.Contains(logs.String(), c.logged) {
 			t.Errorf("%s: the log lacks %q:\n%s", c.name, c.logged, logs.String())
@@ -713,14 +711,4 @@ func TestPanickingAuthenticator(t *testing.T) {
 	if status, _, _ := serve(api, req); status != 200 {
 		t.Errorf("after the panic: %d", status)
 	}
-}
-
-// eventually reports whether cond became true within 10 s, polling.
-func eventually(cond func() bool) bool {
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-		if cond() {
-			return true
-		}
-	}
-	return false
 }

@@ -1,0 +1,4 @@
+package inventory
+
+// WaitFor is waitFor, for the external tests of this package.
+var WaitFor = waitFor
