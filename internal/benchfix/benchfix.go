@@ -1,8 +1,9 @@
 // Package benchfix holds the fixtures that the benchmarks of every module
 // share (transport/gin, transport/fiber, inventory, storage/redis), so that
 // the library and its baselines are measured on the same inventory, key and
-// request bodies everywhere. It is internal: nothing outside this
-// repository's benchmarks uses it.
+// request bodies everywhere; and the check of a list large enough to come
+// in pieces (LargeList), which every adapter's tests run. It is internal:
+// nothing outside this repository's tests uses it.
 package benchfix
 
 import (

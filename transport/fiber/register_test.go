@@ -1,9 +1,7 @@
 package inventoryfiber_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -13,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/petinventory/petinventory/internal/benchfix"
 	"github.com/petinventory/petinventory/inventory"
 	memstore "github.com/petinventory/petinventory/storage/memory"
 	inventoryfiber "github.com/petinventory/petinventory/transport/fiber"
@@ -175,19 +174,7 @@ func TestObserverMayKeepTheMethod(t *testing.T) {
 // whole inventory, in order, with its Content-Length, first, from the
 // cache, and after an update.
 func TestLargeListOverSocket(t *testing.T) {
-	const n = 5000
-	items := make([]inventory.Item, n)
-	for i := range items {
-		items[i] = inventory.Item{PetID: int64(i*3 + 1), Quantity: i % 100, Status: inventory.StatusPending}
-	}
-	store, err := memstore.New(items...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	api, err := inventory.New(store, inventory.WithAPIKeys("k"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	api, check := benchfix.LargeList(t)
 	app := fiber.New(fiber.Config{DisableStartupMessage: true})
 	if err := inventoryfiber.Register(app, api); err != nil {
 		t.Fatal(err)
@@ -198,24 +185,5 @@ func TestLargeListOverSocket(t *testing.T) {
 	}
 	go func() { _ = app.Listener(ln) }()
 	t.Cleanup(func() { _ = app.Shutdown() })
-	for round := range 3 {
-		if round == 2 {
-			items[4000].Quantity = 77
-			if _, err := store.SetQuantity(context.Background(), items[4000].PetID, 77); err != nil {
-				t.Fatal(err)
-			}
-		}
-		want, _ := json.Marshal(items)
-		req, _ := http.NewRequest(http.MethodGet, "http://"+ln.Addr().String()+"/inventory", nil)
-		req.Header.Set("Authorization", "Bearer k")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if err != nil || resp.StatusCode != 200 || !bytes.Equal(body, want) || resp.ContentLength != int64(len(want)) {
-			t.Fatalf("round %d: %d, %d bytes (Content-Length %d, err %v); want 200 and the %d bytes of the inventory", round, resp.StatusCode, len(body), resp.ContentLength, err, len(want))
-		}
-	}
+	check("http://" + ln.Addr().String() + "/inventory")
 }
