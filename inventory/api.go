@@ -134,7 +134,7 @@ func (a *API) serve(ctx context.Context, req *wire.Request) (resp wire.Response)
 		if v := recover(); v != nil {
 			a.log.ErrorContext(ctx, "inventory: panic while serving a request",
 				"method", req.Method, "route", req.Route, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
-			resp = errorResponse(ErrInternal)
+			resp = errorResponse(errInternal)
 		}
 	}()
 	route := Route(req.Route)
@@ -176,7 +176,7 @@ func (a *API) authenticate(ctx context.Context, header string) (wire.Response, b
 			return wire.Response{}, true
 		}
 		if !errors.Is(err, ErrUnauthorized) {
-			if e, _ := asError(err); e.Code != CodeUnavailable {
+			if e, _ := asError(err); e.code != CodeUnavailable {
 				// As the Authenticator doc says, anything but unauthorized
 				// or unavailable is a 500: a key lookup's not_found (say)
 				// must not reach an unauthenticated client as a 404.
@@ -360,7 +360,7 @@ func (a *API) fail(ctx context.Context, op string, err error) wire.Response {
 		a.log.DebugContext(ctx, "inventory: request context ended", "op", op, "error", err.Error())
 	case unexpected:
 		a.log.ErrorContext(ctx, "inventory: unexpected error", "op", op, "error", err.Error())
-	case e.Code == CodeUnavailable:
+	case e.code == CodeUnavailable:
 		a.log.WarnContext(ctx, "inventory: store unavailable", "op", op, "error", err.Error())
 	}
 	return errorResponse(e)

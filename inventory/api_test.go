@@ -296,7 +296,7 @@ func TestCustomAuthenticator(t *testing.T) {
 		// is a 500, whatever code it carries; a lookup's not_found must not
 		// reach an unauthenticated client as 404.
 		{"not found", fmt.Errorf("key lookup: %w", inventory.ErrNotFound), 500, inventory.CodeInternal, ""},
-		{"invalid field", inventory.Errorf(inventory.CodeInvalidField, "bad"), 500, inventory.CodeInternal, ""},
+		{"invalid field", inventory.Item{PetID: 1, Status: "lost"}.Validate(), 500, inventory.CodeInternal, ""},
 	}
 	for _, c := range cases {
 		result, seen = c.result, nil

@@ -154,12 +154,12 @@ func TestCheckMediaType(t *testing.T) {
 	}
 	for ct, want := range rejected {
 		err := checkMediaType(ct)
-		if err == nil || err.Code != CodeUnsupportedMediaType || err.Status() != 415 {
+		if err == nil || err.code != CodeUnsupportedMediaType || err.Status() != 415 {
 			t.Errorf("checkMediaType(%q) = %v; want unsupported_media_type", ct, err)
 			continue
 		}
-		if !strings.Contains(err.Message, want) || len(err.Message) > 200 {
-			t.Errorf("checkMediaType(%q): message %q; want it to contain %q and be short", ct, err.Message, want)
+		if !strings.Contains(err.message, want) || len(err.message) > 200 {
+			t.Errorf("checkMediaType(%q): message %q; want it to contain %q and be short", ct, err.message, want)
 		}
 	}
 }
@@ -189,12 +189,12 @@ func TestParsePetIDTable(t *testing.T) {
 	}
 	for s, want := range invalid {
 		_, err := parsePetID(s)
-		if err == nil || err.Code != CodeInvalidPetID || err.Status() != 400 {
+		if err == nil || err.code != CodeInvalidPetID || err.Status() != 400 {
 			t.Errorf("parsePetID(%.40q) = %v; want invalid_pet_id", s, err)
 			continue
 		}
-		if !strings.Contains(err.Message, want) || len(err.Message) > 120 {
-			t.Errorf("parsePetID(%.40q): message %q; want it short and containing %q", s, err.Message, want)
+		if !strings.Contains(err.message, want) || len(err.message) > 120 {
+			t.Errorf("parsePetID(%.40q): message %q; want it short and containing %q", s, err.message, want)
 		}
 	}
 }

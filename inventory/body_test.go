@@ -29,16 +29,16 @@ func checkBody(t *testing.T, c bodyCase) {
 		t.Errorf("parseUpdate(%.80q) = %d; want %d", c.body, q, c.qty)
 	case c.code != ok && err == nil:
 		t.Errorf("parseUpdate(%.80q) = %d, nil; want code %s", c.body, q, c.code)
-	case c.code != ok && err.Code != c.code:
-		t.Errorf("parseUpdate(%.80q): code %s (%s); want %s", c.body, err.Code, err.Message, c.code)
+	case c.code != ok && err.code != c.code:
+		t.Errorf("parseUpdate(%.80q): code %s (%s); want %s", c.body, err.code, err.message, c.code)
 	case c.code != ok && err.Status() != 400:
 		t.Errorf("parseUpdate(%.80q): status %d; want 400", c.body, err.Status())
 	}
 	if err != nil && q != 0 {
 		t.Errorf("parseUpdate(%.80q) returned quantity %d with an error", c.body, q)
 	}
-	if err != nil && (!utf8.ValidString(err.Message) || len(err.Message) > 300) {
-		t.Errorf("parseUpdate(%.80q): message is not short valid UTF-8: %q", c.body, err.Message)
+	if err != nil && (!utf8.ValidString(err.message) || len(err.message) > 300) {
+		t.Errorf("parseUpdate(%.80q): message is not short valid UTF-8: %q", c.body, err.message)
 	}
 	oq, ocode, decided := oracleUpdate([]byte(c.body))
 	if !decided {
@@ -288,7 +288,7 @@ func TestParseUpdateMessages(t *testing.T) {
 	}
 	for _, c := range cases {
 		_, err := parseUpdate([]byte(c.body))
-		if err == nil || !strings.Contains(err.Message, c.want) {
+		if err == nil || !strings.Contains(err.message, c.want) {
 			t.Errorf("parseUpdate(%.60q) = %v; want a message containing %q", c.body, err, c.want)
 		}
 	}
@@ -300,7 +300,7 @@ func TestParseUpdateMessages(t *testing.T) {
 		`{"quantity":-` + strings.Repeat("7", 10000) + `}`,
 	} {
 		_, err := parseUpdate([]byte(body))
-		if err == nil || len(err.Message) > 200 || !utf8.ValidString(err.Message) {
+		if err == nil || len(err.message) > 200 || !utf8.ValidString(err.message) {
 			t.Errorf("parseUpdate(%.40q…): want a short valid message, got %v", body, err)
 		}
 	}

@@ -28,8 +28,8 @@
 // does.
 //
 // Errors are *Error values with a Code; the HTTP status follows from the
-// code. Match them with errors.Is against ErrNotFound, ErrUnavailable,
-// ErrUnauthorized and ErrInternal.
+// code. Match them with errors.Is against ErrNotFound, ErrUnavailable and
+// ErrUnauthorized, or read the code with errors.As and Error.Code.
 //
 // # For store authors
 //

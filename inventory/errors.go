@@ -50,80 +50,121 @@ func (c Code) Status() int {
 	return http.StatusInternalServerError
 }
 
-// Error is the error type of the library and the Error body of the API:
-// a Code (from which the HTTP status follows, Code.Status) and a Message.
-// Err, when set, is the cause, for logs only.
+// Error is an error of the library and the Error body of the API: a Code
+// (from which the HTTP status follows, Code.Status) and a Message. Only
+// this package builds them; read one with errors.As and its methods.
 //
-// Clients see Message for 4xx codes. For 500 and 503 they see a generic
-// message, so a backend's details (addresses, commands) never reach them;
-// build such errors with Unavailable(cause), or return any plain error for
-// a 500.
+// What a client reads follows from where the error comes from:
 //
-// Errors match by code with errors.Is: an *Error with code not_found (or an
-// error wrapping one) satisfies errors.Is(err, ErrNotFound).
+//   - the API's own checks (route, authentication, petId, media type, body)
+//     and Service (a quantity or an item out of range) answer with their
+//     code and Message;
+//   - a Store answers with ErrNotFound (or an error wrapping it) where its
+//     method's doc allows it, a 404; with ErrUnavailable, Unavailable(cause)
+//     or a done context's error when it cannot serve now, a 503 with a
+//     generic message; any other error is a 500 with a generic message,
+//     logged with its detail, so a backend's details (addresses, commands)
+//     never reach a client;
+//   - an Authenticator answers with ErrUnauthorized (401) or an error
+//     matching ErrUnavailable (503); any other error is a 500.
+//
+// Errors match by code with errors.Is: an *Error with code not_found, or
+// an error wrapping one, satisfies errors.Is(err, ErrNotFound).
 type Error struct {
-	Code    Code
-	Message string
-	Err     error
+	code    Code
+	message string
+	err     error
 }
 
-// Errorf returns an *Error with code c and a message formatted as by
-// fmt.Sprintf. The message is what a client reads: it must name what is
-// wrong and never carry a secret. There is no %w: a cause's text would
-// reach the client; attach causes with Unavailable, or wrap this error with
-// fmt.Errorf for logs.
-func Errorf(c Code, format string, args ...any) error {
-	return newError(c, format, args...)
-}
-
-// newError is Errorf with the concrete type, for this package's own use.
+// newError returns an *Error with code c and a message formatted as by
+// fmt.Sprintf: what a client reads, naming what is wrong and never
+// carrying a secret.
 func newError(c Code, format string, args ...any) *Error {
-	return &Error{Code: c, Message: fmt.Sprintf(format, args...)}
+	return &Error{code: c, message: fmt.Sprintf(format, args...)}
 }
 
 // Unavailable returns an error with code unavailable that wraps cause: the
 // store cannot be reached, timed out, or refuses work for now. The API
 // answers it 503 with Retry-After and a generic message; cause is for logs
-// only and never reaches a client. Stores use it to translate their own
-// transport errors.
+// and errors.Is only and never reaches a client. Stores use it to
+// translate their own transport errors.
 func Unavailable(cause error) error {
-	return &Error{Code: CodeUnavailable, Message: ErrUnavailable.Message, Err: cause}
+	return &Error{code: CodeUnavailable, message: errUnavailable.message, err: cause}
 }
 
-// Status is the HTTP status the error is answered with: e.Code.Status().
-func (e *Error) Status() int { return e.Code.Status() }
+// Code is the error's code, one of the Code constants.
+func (e *Error) Code() Code { return e.code }
+
+// Message is the text a client reads in the Error body.
+func (e *Error) Message() string { return e.message }
+
+// Status is the HTTP status the error is answered with: e.Code().Status().
+func (e *Error) Status() int { return e.code.Status() }
 
 func (e *Error) Error() string {
-	if e.Err != nil {
-		return string(e.Code) + ": " + e.Message + ": " + e.Err.Error()
+	s := string(e.code) + ": " + e.message
+	if e.code == "" {
+		s = "inventory: an Error with no code (only package inventory builds them)"
 	}
-	return string(e.Code) + ": " + e.Message
+	if e.err != nil {
+		return s + ": " + e.err.Error()
+	}
+	return s
 }
 
-// Unwrap returns the cause.
-func (e *Error) Unwrap() error { return e.Err }
+// Unwrap returns the cause (Unavailable's), or nil.
+func (e *Error) Unwrap() error { return e.err }
 
-// Is reports whether target is an *Error with the same code.
+// Is reports whether target is one of the sentinels below, or an *Error,
+// with the same code.
 func (e *Error) Is(target error) bool {
-	t, ok := target.(*Error)
-	return ok && t.Code == e.Code
+	switch t := target.(type) {
+	case sentinel:
+		return t.e.code == e.code
+	case *Error:
+		return t.code == e.code
+	}
+	return false
 }
 
-// Sentinels for errors.Is. Stores return (or wrap) ErrNotFound, and
-// ErrUnavailable or Unavailable(cause); Authenticators return
-// ErrUnauthorized.
+// Sentinels for errors.Is. Stores return (or wrap) ErrNotFound and
+// ErrUnavailable, or use Unavailable(cause); Authenticators return
+// ErrUnauthorized. They are values of an unexported type, so nothing can
+// change what they say.
 var (
 	// ErrNotFound: no entry exists for the pet.
-	ErrNotFound = &Error{Code: CodeNotFound, Message: "no inventory entry exists for this pet"}
+	ErrNotFound error = sentinel{errNotFound}
 	// ErrUnavailable: the store cannot be reached, timed out, or is
 	// temporarily refusing work; the client may retry.
-	ErrUnavailable = &Error{Code: CodeUnavailable, Message: "the inventory store is unavailable; retry later"}
+	ErrUnavailable error = sentinel{errUnavailable}
 	// ErrUnauthorized: an Authenticator rejects the key.
-	ErrUnauthorized = &Error{Code: CodeUnauthorized, Message: "the API key is not valid"}
-	// ErrInternal: a bug. Its message is the one clients see for any
-	// unexpected error.
-	ErrInternal = &Error{Code: CodeInternal, Message: "internal error; the server logged the details"}
+	ErrUnauthorized error = sentinel{errUnauthorized}
 )
+
+// The *Error each sentinel, and any unexpected error, is answered with.
+var (
+	errNotFound     = &Error{code: CodeNotFound, message: "no inventory entry exists for this pet"}
+	errUnavailable  = &Error{code: CodeUnavailable, message: "the inventory store is unavailable; retry later"}
+	errUnauthorized = &Error{code: CodeUnauthorized, message: "the API key is not valid"}
+	errInternal     = &Error{code: CodeInternal, message: "internal error; the server logged the details"}
+)
+
+// sentinel is the type of the exported sentinels: comparable, and holding
+// its *Error where no other package can reach it.
+type sentinel struct{ e *Error }
+
+func (s sentinel) Error() string { return s.e.Error() }
+
+// As sets a **Error target to a copy of the sentinel's *Error, so that
+// errors.As reads every error of the library the same way.
+func (s sentinel) As(target any) bool {
+	p, ok := target.(**Error)
+	if ok {
+		c := *s.e
+		*p = &c
+	}
+	return ok
+}
 
 // asError maps any error to the *Error the client is answered with, and
 // reports whether it is unexpected (a bug or an unknown failure) and so
@@ -132,23 +173,23 @@ var (
 func asError(err error) (e *Error, unexpected bool) {
 	var ie *Error
 	if errors.As(err, &ie) {
-		switch ie.Code {
+		switch ie.code {
 		case CodeUnavailable:
-			// A generic message: the backend's could leak the store's
-			// address; the cause is logged.
-			return ErrUnavailable, false
+			// A generic message: the cause could hold the store's
+			// address; it is logged.
+			return errUnavailable, false
 		case CodeNotFound, CodeInvalidField:
-			// What a store (not found) or the Service (a quantity or item
-			// out of range) may answer with. Any other code from below
-			// the HTTP layer would come without its headers (Allow,
-			// WWW-Authenticate) and is a bug.
+			// What a store (not found) or the Service (a quantity or
+			// item out of range) may answer with. Any other code from
+			// below the HTTP layer would come without its headers
+			// (Allow, WWW-Authenticate) and is a bug.
 		default:
-			return ErrInternal, true
+			return errInternal, true
 		}
 		return ie, false
 	}
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
-		return ErrUnavailable, false
+		return errUnavailable, false
 	}
-	return ErrInternal, true
+	return errInternal, true
 }

@@ -29,21 +29,55 @@ func TestCodeStatus(t *testing.T) {
 	}
 }
 
-func TestErrorf(t *testing.T) {
-	err := Errorf(CodeInvalidField, "quantity %d is bad", 7)
+func TestErrorMethods(t *testing.T) {
+	err := error(newError(CodeInvalidField, "quantity %d is bad", 7))
 	var e *Error
-	if !errors.As(err, &e) || e.Code != CodeInvalidField || e.Status() != 400 || e.Message != "quantity 7 is bad" || e.Err != nil {
-		t.Errorf("Errorf = %#v", err)
+	if !errors.As(err, &e) || e.Code() != CodeInvalidField || e.Status() != 400 || e.Message() != "quantity 7 is bad" || e.Unwrap() != nil {
+		t.Errorf("newError = %#v", err)
 	}
 	if got := err.Error(); got != "invalid_field: quantity 7 is bad" {
 		t.Errorf("Error() = %q", got)
 	}
 	// Errors match by code, through wrapping.
-	if !errors.Is(fmt.Errorf("pet 5: %w", Errorf(CodeNotFound, "no pet 5")), ErrNotFound) {
+	if !errors.Is(fmt.Errorf("pet 5: %w", newError(CodeNotFound, "no pet 5")), ErrNotFound) {
 		t.Error("an *Error with code not_found does not match ErrNotFound")
 	}
-	if errors.Is(ErrNotFound, ErrUnavailable) || errors.Is(errors.New("x"), ErrNotFound) {
+	if errors.Is(ErrNotFound, ErrUnavailable) || errors.Is(errors.New("x"), ErrNotFound) || errors.Is(newError(CodeInvalidField, "x"), ErrNotFound) {
 		t.Error("errors of other codes match")
+	}
+	// The zero Error, the only one another package can build, says so.
+	if got := (&Error{}).Error(); !strings.Contains(got, "no code") {
+		t.Errorf("zero Error: Error() = %q", got)
+	}
+}
+
+// The sentinels cannot be changed through what errors.As gives: it is a
+// copy, and the sentinel still says and is answered the same.
+func TestSentinelsAreImmutable(t *testing.T) {
+	for _, s := range []struct {
+		err     error
+		code    Code
+		message string
+	}{
+		{ErrNotFound, CodeNotFound, "no inventory entry exists for this pet"},
+		{ErrUnavailable, CodeUnavailable, "the inventory store is unavailable; retry later"},
+		{ErrUnauthorized, CodeUnauthorized, "the API key is not valid"},
+	} {
+		var e *Error
+		if !errors.As(fmt.Errorf("wrapped: %w", s.err), &e) || e.Code() != s.code || e.Message() != s.message {
+			t.Fatalf("errors.As(%v) = %v; want code %s, message %q", s.err, e, s.code, s.message)
+		}
+		*e = Error{code: CodeInternal, message: "changed"}
+		var again *Error
+		if !errors.As(s.err, &again) || again.Code() != s.code || again.Message() != s.message {
+			t.Errorf("after changing what errors.As gave, %v reads %v", s.err, again)
+		}
+		if want := string(s.code) + ": " + s.message; s.err.Error() != want {
+			t.Errorf("Error() = %q; want %q", s.err.Error(), want)
+		}
+		if !errors.Is(s.err, s.err) || !errors.Is(&Error{code: s.code}, s.err) {
+			t.Errorf("%v does not match itself or an *Error of its code", s.err)
+		}
 	}
 }
 
@@ -56,7 +90,7 @@ func TestUnavailableKeepsTheCauseFromClients(t *testing.T) {
 		t.Fatalf("Unavailable(cause) = %v; want it to match both the cause and ErrUnavailable", err)
 	}
 	var e *Error
-	if !errors.As(err, &e) || e.Status() != 503 || strings.Contains(e.Message, "10.1.2.3") {
+	if !errors.As(err, &e) || e.Status() != 503 || strings.Contains(e.Message(), "10.1.2.3") {
 		t.Fatalf("Unavailable(cause) = %#v; want a 503 whose message does not hold the cause", err)
 	}
 	r := errorResponse(e)
@@ -76,34 +110,33 @@ func TestAsError(t *testing.T) {
 		unexpected bool
 		message    string // when set, the exact message the client sees
 	}{
-		{"ErrNotFound", ErrNotFound, CodeNotFound, 404, false, ErrNotFound.Message},
-		{"ErrNotFound wrapped", fmt.Errorf("pet 5: %w", ErrNotFound), CodeNotFound, 404, false, ErrNotFound.Message},
-		{"ErrNotFound wrapped twice", fmt.Errorf("a: %w", fmt.Errorf("b: %w", ErrNotFound)), CodeNotFound, 404, false, ErrNotFound.Message},
-		{"backend not_found", Errorf(CodeNotFound, "pet 5 has no entry"), CodeNotFound, 404, false, "pet 5 has no entry"},
-		{"not_found built by hand", &Error{Code: CodeNotFound, Message: "pet 5 has no entry"}, CodeNotFound, 404, false, "pet 5 has no entry"},
-		{"invalid_field from the service", Errorf(CodeInvalidField, "quantity must be between 0 and %d", MaxQuantity), CodeInvalidField, 400, false, ""},
-		{"ErrUnavailable", ErrUnavailable, CodeUnavailable, 503, false, ErrUnavailable.Message},
-		{"unavailable with a cause", Unavailable(secretCause), CodeUnavailable, 503, false, ErrUnavailable.Message},
-		{"unavailable built by hand", &Error{Code: CodeUnavailable, Message: "redis at 10.1.2.3:6379 is down"}, CodeUnavailable, 503, false, ErrUnavailable.Message},
-		{"unavailable wrapped", fmt.Errorf("list: %w", ErrUnavailable), CodeUnavailable, 503, false, ErrUnavailable.Message},
-		{"deadline", context.DeadlineExceeded, CodeUnavailable, 503, false, ErrUnavailable.Message},
-		{"deadline wrapped", fmt.Errorf("redis: %w", context.DeadlineExceeded), CodeUnavailable, 503, false, ErrUnavailable.Message},
-		{"canceled", context.Canceled, CodeUnavailable, 503, false, ErrUnavailable.Message},
-		{"unknown error", secretCause, CodeInternal, 500, true, ErrInternal.Message},
-		{"ErrInternal", ErrInternal, CodeInternal, 500, true, ErrInternal.Message},
-		{"internal with detail", Errorf(CodeInternal, "nil map in %s", "store.go:12"), CodeInternal, 500, true, ErrInternal.Message},
-		{"unknown code", &Error{Code: "teapot", Message: "short and stout"}, CodeInternal, 500, true, ErrInternal.Message},
-		{"empty code", &Error{Message: "who knows"}, CodeInternal, 500, true, ErrInternal.Message},
-		{"a code only the HTTP layer answers", Errorf(CodeMethodNotAllowed, "no"), CodeInternal, 500, true, ErrInternal.Message},
+		{"ErrNotFound", ErrNotFound, CodeNotFound, 404, false, errNotFound.message},
+		{"ErrNotFound wrapped", fmt.Errorf("pet 5: %w", ErrNotFound), CodeNotFound, 404, false, errNotFound.message},
+		{"ErrNotFound wrapped twice", fmt.Errorf("a: %w", fmt.Errorf("b: %w", ErrNotFound)), CodeNotFound, 404, false, errNotFound.message},
+		{"not_found of the package", newError(CodeNotFound, "pet 5 has no entry"), CodeNotFound, 404, false, "pet 5 has no entry"},
+		{"invalid_field from the service", newError(CodeInvalidField, "quantity must be between 0 and %d", MaxQuantity), CodeInvalidField, 400, false, ""},
+		{"ErrUnavailable", ErrUnavailable, CodeUnavailable, 503, false, errUnavailable.message},
+		{"unavailable with a cause", Unavailable(secretCause), CodeUnavailable, 503, false, errUnavailable.message},
+		{"unavailable with an address in its message", &Error{code: CodeUnavailable, message: "redis at 10.1.2.3:6379 is down"}, CodeUnavailable, 503, false, errUnavailable.message},
+		{"unavailable wrapped", fmt.Errorf("list: %w", ErrUnavailable), CodeUnavailable, 503, false, errUnavailable.message},
+		{"deadline", context.DeadlineExceeded, CodeUnavailable, 503, false, errUnavailable.message},
+		{"deadline wrapped", fmt.Errorf("redis: %w", context.DeadlineExceeded), CodeUnavailable, 503, false, errUnavailable.message},
+		{"canceled", context.Canceled, CodeUnavailable, 503, false, errUnavailable.message},
+		{"unknown error", secretCause, CodeInternal, 500, true, errInternal.message},
+		{"ErrUnauthorized from a store", ErrUnauthorized, CodeInternal, 500, true, errInternal.message},
+		{"internal with detail", newError(CodeInternal, "nil map in %s", "store.go:12"), CodeInternal, 500, true, errInternal.message},
+		{"unknown code", &Error{code: "teapot", message: "short and stout"}, CodeInternal, 500, true, errInternal.message},
+		{"the zero Error", &Error{}, CodeInternal, 500, true, errInternal.message},
+		{"a code only the HTTP layer answers", newError(CodeMethodNotAllowed, "no"), CodeInternal, 500, true, errInternal.message},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			e, unexpected := asError(c.err)
-			if e.Code != c.code || e.Status() != c.status || unexpected != c.unexpected {
-				t.Fatalf("asError(%v) = %s %d unexpected=%v; want %s %d unexpected=%v", c.err, e.Code, e.Status(), unexpected, c.code, c.status, c.unexpected)
+			if e.code != c.code || e.Status() != c.status || unexpected != c.unexpected {
+				t.Fatalf("asError(%v) = %s %d unexpected=%v; want %s %d unexpected=%v", c.err, e.code, e.Status(), unexpected, c.code, c.status, c.unexpected)
 			}
-			if c.message != "" && e.Message != c.message {
-				t.Errorf("message %q; want %q", e.Message, c.message)
+			if c.message != "" && e.message != c.message {
+				t.Errorf("message %q; want %q", e.message, c.message)
 			}
 			r := errorResponse(e)
 			defer r.Release()
@@ -128,9 +161,9 @@ func TestErrorResponseBody(t *testing.T) {
 		err  *Error
 		want string
 	}{
-		{ErrNotFound, `{"code":"not_found","message":"no inventory entry exists for this pet","status":404}`},
-		{ErrUnavailable, `{"code":"unavailable","message":"the inventory store is unavailable; retry later","status":503}`},
-		{ErrInternal, `{"code":"internal","message":"internal error; the server logged the details","status":500}`},
+		{errNotFound, `{"code":"not_found","message":"no inventory entry exists for this pet","status":404}`},
+		{errUnavailable, `{"code":"unavailable","message":"the inventory store is unavailable; retry later","status":503}`},
+		{errInternal, `{"code":"internal","message":"internal error; the server logged the details","status":500}`},
 		{newError(CodeUnknownField, `unknown member "a\"b<\n>" here`), `{"code":"unknown_field","message":"unknown member \"a\\\"b<\\n>\" here","status":400}`},
 		{newError(CodeInvalidPetID, "bad \xff id"), `{"code":"invalid_pet_id","message":"bad \ufffd id","status":400}`},
 	}

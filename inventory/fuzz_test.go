@@ -181,16 +181,16 @@ func FuzzParseUpdate(f *testing.F) {
 			t.Skip("beyond the oracle")
 		}
 		if err != nil {
-			if !bodyCodes[err.Code] || err.Status() != http.StatusBadRequest {
-				t.Fatalf("parseUpdate(%q): code %s status %d is not a body code", body, err.Code, err.Status())
+			if !bodyCodes[err.code] || err.Status() != http.StatusBadRequest {
+				t.Fatalf("parseUpdate(%q): code %s status %d is not a body code", body, err.code, err.Status())
 			}
 			// Messages quote at most 64 bytes of the body, which %q may
 			// escape to 4 bytes each: short, whatever the body.
-			if !utf8.ValidString(err.Message) || len(err.Message) > 512 {
-				t.Fatalf("parseUpdate(%q): message not short valid UTF-8: %q", body, err.Message)
+			if !utf8.ValidString(err.message) || len(err.message) > 512 {
+				t.Fatalf("parseUpdate(%q): message not short valid UTF-8: %q", body, err.message)
 			}
-			if err.Code != wantCode {
-				t.Fatalf("parseUpdate(%q) = %s (%s); oracle says %q (quantity %d)", body, err.Code, err.Message, wantCode, wantQ)
+			if err.code != wantCode {
+				t.Fatalf("parseUpdate(%q) = %s (%s); oracle says %q (quantity %d)", body, err.code, err.message, wantCode, wantQ)
 			}
 			return
 		}
@@ -242,11 +242,11 @@ func FuzzParsePetID(f *testing.F) {
 			t.Fatalf("parsePetID(%q) = %d; want %d", s, id, want)
 		case !valid && err == nil:
 			t.Fatalf("parsePetID(%q) = %d; want invalid_pet_id", s, id)
-		case !valid && (err.Code != CodeInvalidPetID || err.Status() != http.StatusBadRequest):
-			t.Fatalf("parsePetID(%q): %s %d; want invalid_pet_id 400", s, err.Code, err.Status())
-		case !valid && (!utf8.ValidString(err.Message) || len(err.Message) > 300):
+		case !valid && (err.code != CodeInvalidPetID || err.Status() != http.StatusBadRequest):
+			t.Fatalf("parsePetID(%q): %s %d; want invalid_pet_id 400", s, err.code, err.Status())
+		case !valid && (!utf8.ValidString(err.message) || len(err.message) > 300):
 			// At most 40 bytes of the petId, escaped by %q to 4 bytes each.
-			t.Fatalf("parsePetID(%q): message not short valid UTF-8: %q", s, err.Message)
+			t.Fatalf("parsePetID(%q): message not short valid UTF-8: %q", s, err.message)
 		}
 	})
 }

@@ -36,10 +36,10 @@ type Item struct {
 // with code invalid_field, or nil when it is one.
 func (it Item) Validate() error {
 	if it.Quantity < 0 || it.Quantity > MaxQuantity {
-		return Errorf(CodeInvalidField, "item %d: quantity %d is outside 0..%d", it.PetID, it.Quantity, MaxQuantity)
+		return newError(CodeInvalidField, "item %d: quantity %d is outside 0..%d", it.PetID, it.Quantity, MaxQuantity)
 	}
 	if !it.Status.Valid() {
-		return Errorf(CodeInvalidField, "item %d: status %q is not one of available, pending, sold", it.PetID, string(it.Status))
+		return newError(CodeInvalidField, "item %d: status %q is not one of available, pending, sold", it.PetID, string(it.Status))
 	}
 	return nil
 }

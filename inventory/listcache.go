@@ -332,7 +332,7 @@ func (l *lister) read(ctx context.Context) (st *listState, err error) {
 		if v := recover(); v != nil {
 			a.log.ErrorContext(ctx, "inventory: panic while serving a request",
 				"route", RouteList, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
-			st, err = nil, ErrInternal
+			st, err = nil, errInternal
 		}
 	}()
 	if a.obs != nil {

@@ -89,7 +89,7 @@ func outcomeOf(err error) Outcome {
 	if errors.Is(err, ErrNotFound) {
 		return OutcomeNotFound
 	}
-	if e, _ := asError(err); e.Code == CodeUnavailable {
+	if e, _ := asError(err); e.code == CodeUnavailable {
 		return OutcomeUnavailable
 	}
 	return OutcomeInternal

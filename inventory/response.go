@@ -11,15 +11,15 @@ import (
 func errorResponse(e *Error) wire.Response {
 	buf := wire.GetBuf()
 	b := append((*buf)[:0], `{"code":`...)
-	b = appendJSONString(b, string(e.Code))
+	b = appendJSONString(b, string(e.code))
 	b = append(b, `,"message":`...)
-	b = appendJSONString(b, e.Message)
+	b = appendJSONString(b, e.message)
 	b = append(b, `,"status":`...)
 	b = strconv.AppendInt(b, int64(e.Status()), 10)
 	b = append(b, '}')
-	r := wire.Response{Status: e.Status(), Code: string(e.Code)}
+	r := wire.Response{Status: e.Status(), Code: string(e.code)}
 	r.SetBody(buf, b)
-	if e.Code == CodeUnavailable {
+	if e.code == CodeUnavailable {
 		r.RetryAfter = retryAfterSeconds
 	}
 	return r

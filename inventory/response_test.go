@@ -140,10 +140,10 @@ func TestResponseHeaders(t *testing.T) {
 			t.Errorf("%s = %q; want %q", name, ok[name], value)
 		}
 	}
-	if h := get(errorResponse(ErrUnavailable)); h["Retry-After"] != "1" || len(h) != 4 {
+	if h := get(errorResponse(errUnavailable)); h["Retry-After"] != "1" || len(h) != 4 {
 		t.Errorf("503 headers %v", h)
 	}
-	if h := get(errorResponse(ErrNotFound)); len(h) != 3 {
+	if h := get(errorResponse(errNotFound)); len(h) != 3 {
 		t.Errorf("404 headers %v", h)
 	}
 }

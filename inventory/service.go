@@ -52,7 +52,7 @@ func (s *Service) listChanges(ctx context.Context, since string) (Changes, error
 // with no entry is an error matching ErrNotFound.
 func (s *Service) SetQuantity(ctx context.Context, petID int64, quantity int) (Item, error) {
 	if quantity < 0 || quantity > MaxQuantity {
-		return Item{}, Errorf(CodeInvalidField, "quantity must be between 0 and %d", MaxQuantity)
+		return Item{}, newError(CodeInvalidField, "quantity must be between 0 and %d", MaxQuantity)
 	}
 	return s.store.SetQuantity(ctx, petID, quantity)
 }
@@ -97,7 +97,7 @@ func ValidateItems(items ...Item) error {
 			return err
 		}
 		if _, dup := seen[it.PetID]; dup {
-			return Errorf(CodeInvalidField, "item %d appears more than once", it.PetID)
+			return newError(CodeInvalidField, "item %d appears more than once", it.PetID)
 		}
 		seen[it.PetID] = struct{}{}
 	}

@@ -33,7 +33,7 @@ func TestItemValidate(t *testing.T) {
 	for want, it := range invalid {
 		err := it.Validate()
 		var e *inventory.Error
-		if !errors.As(err, &e) || e.Code != inventory.CodeInvalidField || !strings.Contains(e.Message, want) {
+		if !errors.As(err, &e) || e.Code() != inventory.CodeInvalidField || !strings.Contains(e.Message(), want) {
 			t.Errorf("%+v: %v; want invalid_field naming %q", it, err, want)
 		}
 	}
@@ -68,7 +68,7 @@ func TestService(t *testing.T) {
 		"repeated":       {{PetID: 6, Quantity: 1, Status: inventory.StatusSold}, {PetID: 6, Quantity: 2, Status: inventory.StatusSold}},
 	} {
 		err := svc.Put(ctx, batch...)
-		if !errors.Is(err, inventory.Errorf(inventory.CodeInvalidField, "")) {
+		if !isInvalidField(err) {
 			t.Errorf("%s: Put = %v; want invalid_field", name, err)
 		}
 	}
@@ -77,7 +77,7 @@ func TestService(t *testing.T) {
 		t.Errorf("after rejected Puts: %+v", items)
 	}
 	for _, q := range []int{-1, inventory.MaxQuantity + 1} {
-		if _, err := svc.SetQuantity(ctx, 5, q); !errors.Is(err, inventory.Errorf(inventory.CodeInvalidField, "")) {
+		if _, err := svc.SetQuantity(ctx, 5, q); !isInvalidField(err) {
 			t.Errorf("SetQuantity(%d) = %v; want invalid_field", q, err)
 		}
 	}
@@ -107,4 +107,11 @@ func TestEmptyListIsAnArray(t *testing.T) {
 	if status, _, body := serve(api, adapter.Request{Method: http.MethodGet, Route: inventory.RouteList}); status != 200 || body != "[]" {
 		t.Errorf("empty list: %d %s; want 200 []", status, body)
 	}
+}
+
+// isInvalidField reports whether err is an *inventory.Error with code
+// invalid_field.
+func isInvalidField(err error) bool {
+	var e *inventory.Error
+	return errors.As(err, &e) && e.Code() == inventory.CodeInvalidField
 }

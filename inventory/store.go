@@ -12,10 +12,11 @@ import "context"
 // that items pass ValidateItems.
 //
 // Errors: a method returns an error matching ErrNotFound (errors.Is) only
-// where its doc says so; an error matching ErrUnavailable when the store
-// cannot be reached, timed out, or refuses work for now (the API answers
-// 503 with Retry-After); any other error is a bug and is answered with 500.
-// A store never reports a failure as success or as not found.
+// where its doc says so (the API answers 404); ErrUnavailable,
+// Unavailable(cause) or the context's error when the store cannot be
+// reached, timed out, or refuses work for now (503 with Retry-After); any
+// other error is a failure the API answers 500 and logs. A store never
+// reports a failure as success or as not found.
 //
 // The package storetest checks an implementation against this contract.
 type Store interface {

@@ -56,7 +56,7 @@ func run(addr string, log *slog.Logger) error {
 	app.Get("/healthz", func(c *fiber.Ctx) error { return c.SendString("ok\n") })
 	app.Get("/openapi.yaml", func(c *fiber.Ctx) error {
 		c.Set(fiber.HeaderContentType, "application/yaml")
-		return c.Send(inventory.OpenAPI)
+		return c.Send(inventory.OpenAPI())
 	})
 
 	// ...and the inventory, mounted in one call.

@@ -55,7 +55,7 @@ func run(addr string, log *slog.Logger) error {
 	engine := gin.New()
 	engine.Use(gin.Recovery(), requestLogger(log))
 	engine.GET("/healthz", func(c *gin.Context) { c.String(http.StatusOK, "ok\n") })
-	engine.GET("/openapi.yaml", func(c *gin.Context) { c.Data(http.StatusOK, "application/yaml", inventory.OpenAPI) })
+	engine.GET("/openapi.yaml", func(c *gin.Context) { c.Data(http.StatusOK, "application/yaml", inventory.OpenAPI()) })
 
 	// ...and the inventory, mounted in one call.
 	if err := inventorygin.Register(engine.Group("/v1"), api); err != nil {

@@ -258,7 +258,7 @@ func TestServeEmbeddedRedis(t *testing.T) {
 					t.Errorf("GET %s = %d %q (%s), want 200 %s", path, r.status, r.body, r.header.Get("Content-Type"), want)
 				}
 			}
-			if r := s.do(t, http.MethodGet, "/openapi.yaml", "", ""); r.status != http.StatusOK || !bytes.Equal(r.body, inventory.OpenAPI) {
+			if r := s.do(t, http.MethodGet, "/openapi.yaml", "", ""); r.status != http.StatusOK || !bytes.Equal(r.body, inventory.OpenAPI()) {
 				t.Errorf("GET /openapi.yaml = %d, %d bytes; want the document", r.status, len(r.body))
 			}
 			logs := s.logs.String()

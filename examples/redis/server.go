@@ -254,5 +254,5 @@ func (p probes) readyz(ctx context.Context) (int, string, []byte) {
 }
 
 func openAPI(context.Context) (int, string, []byte) {
-	return http.StatusOK, "application/yaml", inventory.OpenAPI
+	return http.StatusOK, "application/yaml", inventory.OpenAPI()
 }

@@ -31,7 +31,7 @@ import (
 func loadDoc(t *testing.T) *openapi3.T {
 	t.Helper()
 	loader := openapi3.NewLoader()
-	doc, err := loader.LoadFromData(inventory.OpenAPI)
+	doc, err := loader.LoadFromData(inventory.OpenAPI())
 	if err != nil {
 		t.Fatalf("loading inventory/openapi.yaml: %v", err)
 	}

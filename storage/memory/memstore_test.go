@@ -74,7 +74,8 @@ func TestNewRejectsInvalidItems(t *testing.T) {
 		{PetID: 1, Quantity: 1, Status: ""},
 	} {
 		s, err := memstore.New(inventory.Item{PetID: 0, Quantity: 1, Status: inventory.StatusSold}, it)
-		if s != nil || !errors.Is(err, &inventory.Error{Code: inventory.CodeInvalidField}) {
+		var e *inventory.Error
+		if s != nil || !errors.As(err, &e) || e.Code() != inventory.CodeInvalidField {
 			t.Errorf("New(..., %+v) = %v, %v; want nil and an invalid_field error", it, s, err)
 		}
 	}

@@ -17,8 +17,8 @@ import (
 // library's. op names the Store method for the message.
 //
 //   - redis.Nil (no such field) → inventory.ErrNotFound;
-//   - an *inventory.Error made by this package (corrupt data, invalid
-//     input) → unchanged;
+//   - an error of package inventory (ErrNotFound) or of this package's
+//     corrupt → unchanged;
 //   - Redis cannot be reached or answered too late, or refuses work for
 //     now (see unavailable) → an *inventory.Error with code unavailable
 //     wrapping the cause, which the API answers 503 with Retry-After;
@@ -32,7 +32,7 @@ func translate(op string, err error) error {
 		return inventory.ErrNotFound
 	}
 	var ie *inventory.Error
-	if errors.As(err, &ie) {
+	if errors.As(err, &ie) || errors.Is(err, errCorrupt) {
 		return err
 	}
 	if unavailable(err) {

@@ -88,7 +88,7 @@ func TestRedisErrorReplies(t *testing.T) {
 				case tc.unavailable && !errors.Is(err, inventory.ErrUnavailable):
 					t.Errorf("%s = %v, want unavailable", name, err)
 				case !tc.unavailable && isOurs:
-					t.Errorf("%s = %v (code %s), want a plain error, answered 500", name, err, ie.Code)
+					t.Errorf("%s = %v (code %s), want a plain error, answered 500", name, err, ie.Code())
 				case tc.misconfigured != errors.Is(err, ErrMisconfigured):
 					t.Errorf("%s = %v; matches ErrMisconfigured: %v, want %v", name, err, !tc.misconfigured, tc.misconfigured)
 				}
@@ -187,9 +187,10 @@ func TestTranslate(t *testing.T) {
 	if err := translate("op", nil); err != nil {
 		t.Errorf("translate(nil) = %v", err)
 	}
-	ours := inventory.Errorf(inventory.CodeInternal, "corrupt")
-	if err := translate("op", ours); err != ours {
-		t.Errorf("translate(an *inventory.Error) = %v, want it unchanged", err)
+	for _, ours := range []error{corrupt("k", "f", "v", "a number"), inventory.Unavailable(errors.New("down"))} {
+		if err := translate("op", ours); err != ours {
+			t.Errorf("translate(%v) = %v, want it unchanged", ours, err)
+		}
 	}
 	plain := errors.New("something else")
 	err := translate("list", plain)

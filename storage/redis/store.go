@@ -642,12 +642,14 @@ func parsePetID(raw string) (int64, bool) {
 	return id, true
 }
 
-// corrupt is the internal error for a value in Redis that the store never
-// writes: someone changed the keys by hand, or another program shares the
-// prefix. The API answers 500 and logs this message.
+// errCorrupt is matched by the error for a value in Redis that the store
+// never writes: someone changed the keys by hand, or another program shares
+// the prefix. The API answers 500 and logs the message.
+var errCorrupt = errors.New("redisstore: corrupt data")
+
+// corrupt returns the errCorrupt error naming the key, field and value.
 func corrupt(key, field, value, want string) error {
-	return inventory.Errorf(inventory.CodeInternal,
-		"redisstore: corrupt data: key %q field %q holds %q, which is not %s (change these keys only through the Store)", key, field, truncate(value), want)
+	return fmt.Errorf("%w: key %q field %q holds %q, which is not %s (change these keys only through the Store)", errCorrupt, key, field, truncate(value), want)
 }
 
 // truncate shortens a value quoted in an error message.
