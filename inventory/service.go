@@ -73,14 +73,15 @@ func (s *Service) Put(ctx context.Context, items ...Item) error {
 // atomically, after checking them as Put does, and reports whether it
 // wrote them: seeding that replicas starting together do once and that a
 // restart never repeats over real stock. The store must implement Seeder
-// (memstore and redisstore do); otherwise it fails and writes nothing.
+// (memstore and redisstore do); otherwise it writes nothing and returns an
+// error matching errors.ErrUnsupported.
 func (s *Service) PutIfEmpty(ctx context.Context, items ...Item) (bool, error) {
 	if err := ValidateItems(items...); err != nil {
 		return false, err
 	}
 	sd, ok := s.store.(Seeder)
 	if !ok {
-		return false, fmt.Errorf("inventory: PutIfEmpty: the store (%T) cannot seed atomically: it does not implement inventory.Seeder", s.store)
+		return false, fmt.Errorf("inventory: PutIfEmpty: the store (%T) cannot seed atomically: it does not implement inventory.Seeder: %w", s.store, errors.ErrUnsupported)
 	}
 	return sd.PutIfEmpty(ctx, items...)
 }

@@ -97,6 +97,50 @@ func TestService(t *testing.T) {
 }
 
 // nilListStore answers List with a nil slice, as the Store doc allows.
+func TestServicePutIfEmpty(t *testing.T) {
+	ctx := t.Context()
+	a := inventory.Item{PetID: 1, Quantity: 1, Status: inventory.StatusSold}
+	b := inventory.Item{PetID: 2, Quantity: 2, Status: inventory.StatusPending}
+	mem, err := memstore.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := inventory.NewService(mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wrote, err := svc.PutIfEmpty(ctx, a, inventory.Item{PetID: 3, Status: "lost"}); wrote || !isInvalidField(err) {
+		t.Errorf("PutIfEmpty with an invalid item = %v, %v; want false, invalid_field", wrote, err)
+	}
+	if wrote, err := svc.PutIfEmpty(ctx, a); !wrote || err != nil {
+		t.Errorf("PutIfEmpty into an empty store = %v, %v; want true", wrote, err)
+	}
+	if wrote, err := svc.PutIfEmpty(ctx, b); wrote || err != nil {
+		t.Errorf("PutIfEmpty into a store holding an entry = %v, %v; want false, nil", wrote, err)
+	}
+	if items, _ := svc.List(ctx); len(items) != 1 || items[0] != a {
+		t.Errorf("after PutIfEmpty twice: %+v; want only the first seed", items)
+	}
+
+	// A store that is no Seeder: the Store interface hides memstore's
+	// PutIfEmpty.
+	mem2, err := memstore.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := inventory.NewService(struct{ inventory.Store }{mem2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wrote, err := plain.PutIfEmpty(ctx, a)
+	if wrote || !errors.Is(err, errors.ErrUnsupported) || !strings.Contains(err.Error(), "inventory.Seeder") {
+		t.Errorf("PutIfEmpty on a store without Seeder = %v, %v; want false and an error matching errors.ErrUnsupported naming Seeder", wrote, err)
+	}
+	if items, _ := mem2.List(ctx); len(items) != 0 {
+		t.Errorf("PutIfEmpty on a store without Seeder wrote %+v", items)
+	}
+}
+
 type nilListStore struct{ *memstore.Store }
 
 func (nilListStore) List(context.Context) ([]inventory.Item, error) { return nil, nil }

@@ -9,6 +9,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/petinventory/petinventory/inventory"
@@ -288,4 +289,166 @@ func checkContextDone(ctx context.Context, s inventory.Store, _ Config, _ logf) 
 		}
 	}
 	return nil
+}
+
+// checkPutIfEmpty checks a store that implements inventory.Seeder: seeds
+// are written whole into an empty store and reported written, refused
+// (writing nothing, reporting false and no error) by a store holding any
+// entry, accepted again once every entry is deleted, and refused with an
+// error and nothing written under a context that is done. A seed of 700
+// pets is written whole, for backends that write seeds in chunks. For a
+// ChangeLister, a cursor held from before a seed leads to the seeded
+// state.
+func checkPutIfEmpty(ctx context.Context, s inventory.Store, _ Config, _ logf) error {
+	sd := s.(inventory.Seeder)
+	seed := []inventory.Item{
+		{PetID: 7, Quantity: 7, Status: inventory.StatusAvailable},
+		{PetID: -3, Quantity: 0, Status: inventory.StatusSold},
+		{PetID: math.MaxInt64, Quantity: inventory.MaxQuantity, Status: inventory.StatusPending},
+	}
+	var h *holder
+	if cl, ok := s.(inventory.ChangeLister); ok {
+		h = newHolder(cl, "a caller holding the cursor of the empty store")
+		if _, err := h.read(ctx); err != nil {
+			return err
+		}
+	}
+	wrote, err := sd.PutIfEmpty(ctx, seed...)
+	if err != nil || !wrote {
+		return fmt.Errorf("PutIfEmpty of %d items into an empty store = %v, %v; want true, nil", len(seed), wrote, err)
+	}
+	if err := listEquals(ctx, s, sorted(seed), "after PutIfEmpty into an empty store"); err != nil {
+		return err
+	}
+	if h != nil {
+		if _, err := h.read(ctx); err != nil {
+			return err
+		}
+		if err := heldEqualsList(ctx, s, h, "after PutIfEmpty"); err != nil {
+			return err
+		}
+	}
+	for _, again := range [][]inventory.Item{
+		{{PetID: 8, Quantity: 1, Status: inventory.StatusSold}},
+		{{PetID: 7, Quantity: 70, Status: inventory.StatusSold}}, // a seeded pet
+	} {
+		wrote, err := sd.PutIfEmpty(ctx, again...)
+		if err != nil || wrote {
+			return fmt.Errorf("PutIfEmpty(%+v) into a store holding %d entries = %v, %v; want false, nil", again, len(seed), wrote, err)
+		}
+		if err := listEquals(ctx, s, sorted(seed), fmt.Sprintf("after PutIfEmpty(%+v) into a store holding entries (it must write nothing)", again)); err != nil {
+			return err
+		}
+	}
+
+	// Deleted down to one entry the store is not empty; down to none, it is.
+	for _, it := range seed[1:] {
+		if err := s.Delete(ctx, it.PetID); err != nil {
+			return fmt.Errorf("Delete(%d): %w", it.PetID, err)
+		}
+	}
+	lone := []inventory.Item{{PetID: 9, Quantity: 9, Status: inventory.StatusSold}}
+	if wrote, err := sd.PutIfEmpty(ctx, lone...); err != nil || wrote {
+		return fmt.Errorf("PutIfEmpty into a store holding one entry = %v, %v; want false, nil", wrote, err)
+	}
+	if err := s.Delete(ctx, seed[0].PetID); err != nil {
+		return fmt.Errorf("Delete(%d): %w", seed[0].PetID, err)
+	}
+
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	expired, cancel2 := context.WithDeadline(ctx, time.Unix(0, 0))
+	defer cancel2()
+	for _, dc := range []struct {
+		name  string
+		ctx   context.Context
+		cause error
+	}{{"cancelled", cancelled, context.Canceled}, {"past its deadline", expired, context.DeadlineExceeded}} {
+		wrote, err := sd.PutIfEmpty(dc.ctx, lone...)
+		if wrote || err == nil || !errors.Is(err, dc.cause) && !errors.Is(err, inventory.ErrUnavailable) {
+			return fmt.Errorf("PutIfEmpty with a context %s = %v, %v; want false and an error matching %v or inventory.ErrUnavailable", dc.name, wrote, err, dc.cause)
+		}
+		if err := listEquals(ctx, s, nil, "after PutIfEmpty with a context "+dc.name+" (it must write nothing)"); err != nil {
+			return err
+		}
+	}
+
+	rng := rand.New(rand.NewPCG(3, 4))
+	large := make([]inventory.Item, 700)
+	for i := range large {
+		large[i] = inventory.Item{PetID: int64(i*7 - 2000), Quantity: rng.IntN(inventory.MaxQuantity + 1), Status: statuses[rng.IntN(3)]}
+	}
+	if wrote, err := sd.PutIfEmpty(ctx, large...); err != nil || !wrote {
+		return fmt.Errorf("PutIfEmpty of %d items into a store emptied by Delete = %v, %v; want true, nil", len(large), wrote, err)
+	}
+	if err := listEquals(ctx, s, sorted(large), fmt.Sprintf("after PutIfEmpty of %d items into a store emptied by Delete", len(large))); err != nil {
+		return err
+	}
+	if h != nil {
+		if _, err := h.read(ctx); err != nil {
+			return err
+		}
+		return heldEqualsList(ctx, s, h, fmt.Sprintf("after deletes and PutIfEmpty of %d items", len(large)))
+	}
+	return nil
+}
+
+// checkPutIfEmptyConcurrent has Config.Writers callers seed an empty store
+// at once, each with its own 50 pets, as replicas starting together do:
+// exactly one reports that it wrote, every other reports false (or fails
+// with inventory.ErrUnavailable), and the store holds exactly that one's
+// seed.
+func checkPutIfEmptyConcurrent(ctx context.Context, s inventory.Store, c Config, _ logf) error {
+	sd := s.(inventory.Seeder)
+	const pets = 50
+	seeds := make([][]inventory.Item, c.Writers)
+	for w := range seeds {
+		for i := range pets {
+			// Pet 0 is in every seed, with the writer's own quantity.
+			seeds[w] = append(seeds[w], inventory.Item{PetID: int64(w*pets + i), Quantity: w, Status: statuses[(w+i)%3]})
+		}
+		seeds[w][0].PetID = 0
+	}
+	type result struct {
+		wrote bool
+		err   error
+	}
+	results := make([]result, c.Writers)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := range seeds {
+		wg.Go(func() {
+			<-start
+			wrote, err := sd.PutIfEmpty(ctx, seeds[w]...)
+			results[w] = result{wrote, err}
+		})
+	}
+	close(start)
+	wg.Wait()
+	winner := -1
+	for w, r := range results {
+		switch {
+		case r.err != nil && !errors.Is(r.err, inventory.ErrUnavailable):
+			return fmt.Errorf("PutIfEmpty by writer %d of %d seeding at once: %w (only inventory.ErrUnavailable is allowed)", w, c.Writers, r.err)
+		case r.err != nil && r.wrote:
+			return fmt.Errorf("PutIfEmpty by writer %d of %d seeding at once returned true and the error %v", w, c.Writers, r.err)
+		case r.wrote && winner >= 0:
+			return fmt.Errorf("PutIfEmpty by writers %d and %d of %d seeding at once both returned true; want exactly one", winner, w, c.Writers)
+		case r.wrote:
+			winner = w
+		}
+	}
+	if winner < 0 {
+		unavailable := 0
+		for _, r := range results {
+			if r.err != nil {
+				unavailable++
+			}
+		}
+		if unavailable == 0 {
+			return fmt.Errorf("PutIfEmpty by %d writers seeding an empty store at once: every one returned false and no error; want exactly one true", c.Writers)
+		}
+		return listEquals(ctx, s, nil, fmt.Sprintf("after %d writers seeded at once, %d failed with ErrUnavailable and none reported writing (the store must hold nothing)", c.Writers, unavailable))
+	}
+	return listEquals(ctx, s, sorted(seeds[winner]), fmt.Sprintf("after %d writers seeded at once and writer %d reported writing (the store must hold exactly its seed)", c.Writers, winner))
 }

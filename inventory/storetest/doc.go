@@ -6,20 +6,26 @@
 // Use it from a test of the backend's package:
 //
 //	func TestStore(t *testing.T) {
-//		storetest.Run(t, func(t *testing.T) inventory.Store {
-//			s, err := mystore.New(...) // a fresh, empty store
-//			if err != nil {
-//				t.Fatal(err)
-//			}
-//			t.Cleanup(func() { /* remove what s wrote */ })
-//			return s
+//		storetest.Run(t, storetest.Config{
+//			NewStore: func(t *testing.T) inventory.Store {
+//				s, err := mystore.New(...) // a fresh, empty store
+//				if err != nil {
+//					t.Fatal(err)
+//				}
+//				t.Cleanup(func() { /* remove what s wrote */ })
+//				return s
+//			},
 //		})
 //	}
 //
-// Run calls the constructor once per subtest; each call must return a
+// Run calls Config.NewStore once per subtest; each call must return a
 // store that holds no entry and shares nothing with the stores returned
 // by earlier calls (for a shared server such as Redis: a fresh key
-// prefix). The subtests check:
+// prefix). As testing/fstest does with the optional interfaces of a file
+// system, Run probes the optional interfaces of package inventory: the
+// checks of ChangeLister and of Seeder run on a store that implements
+// them and are skipped on one that does not, and Run logs which it found.
+// The subtests check:
 //
 //   - List of an empty store, and ascending petId order (numeric, not
 //     lexical), including negative ids and the int64 extremes;
@@ -57,14 +63,21 @@
 //     the entries kept), and more writes, still lead to List's state;
 //   - with Config.NewInstance: a write acknowledged by one instance of the
 //     store is in the very next ListChanges of another instance, with that
-//     instance's own cursor, in both directions, for every kind of write.
+//     instance's own cursor, in both directions, for every kind of write;
+//   - for a store that implements the optional inventory.Seeder:
+//     PutIfEmpty writes a seed whole into an empty store (one emptied by
+//     Delete too, and a seed of hundreds of pets) and reports it written,
+//     writes nothing and reports false into a store holding any entry,
+//     fails and writes nothing under a context that is done, and, for a
+//     ChangeLister, a cursor held from before leads to the seeded state;
+//   - Config.Writers callers seeding an empty store at once: exactly one
+//     reports writing, and the store holds exactly its seed.
 //
-// Each of the last three is skipped, with a log line, when its Config
-// field is nil; every ChangeLister check is skipped, with a log line, for
-// a store that is not one. For a backend shared by processes (Redis), a
-// test sets them all:
+// Each of the TrimLog, LoseLog and NewInstance checks logs a line and
+// checks nothing when its Config field is nil. For a backend shared by
+// processes (Redis), a test sets them all:
 //
-//	storetest.RunConfig(t, storetest.Config{
+//	storetest.Run(t, storetest.Config{
 //		NewStore:    newStore,    // a fresh key prefix per call
 //		NewInstance: sameKeys,    // another client over the same keys
 //		TrimLog:     trimStream,  // XTRIM the change stream to nothing

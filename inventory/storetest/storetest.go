@@ -2,13 +2,15 @@ package storetest
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/petinventory/petinventory/inventory"
 )
 
-// Config tunes RunConfig.
+// Config says what Run checks: the store's constructor, and sizes, limits
+// and hooks of one's choosing.
 type Config struct {
 	// NewStore returns a fresh store for one subtest: it holds no entry and
 	// shares nothing with the stores of other calls. It may call t.Fatal,
@@ -41,7 +43,7 @@ type Config struct {
 	SnapshotPets int
 
 	// instance is NewInstance bound to the running subtest's t, set by
-	// RunConfig (the checks themselves take no t).
+	// Run (the checks themselves take no t).
 	instance func(s inventory.Store) inventory.Store
 }
 
@@ -61,40 +63,59 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// Run checks the stores made by newStore against the inventory.Store
-// contract, one subtest per rule, with the default Config. newStore is
-// called once per subtest and must return a fresh, empty store (see
-// Config.NewStore).
-func Run(t *testing.T, newStore func(t *testing.T) inventory.Store) {
-	t.Helper()
-	RunConfig(t, Config{NewStore: newStore})
-}
-
-// RunConfig is Run with sizes and limits of one's choosing, for example
-// more writers against a real server.
-func RunConfig(t *testing.T, c Config) {
+// Run checks the stores made by c.NewStore against the inventory.Store
+// contract, one subtest per rule. As testing/fstest does, it probes the
+// optional interfaces of package inventory (ChangeLister, Seeder): the
+// checks of each one the store implements run, those of the others are
+// skipped, and Run logs which it found.
+func Run(t *testing.T, c Config) {
 	t.Helper()
 	if c.NewStore == nil {
 		t.Fatal("storetest: Config.NewStore is nil")
 	}
 	c = c.withDefaults()
-	for _, ck := range checks {
-		t.Run(ck.name, func(t *testing.T) {
-			s := c.NewStore(t)
-			if s == nil {
-				t.Fatal("storetest: NewStore returned a nil store")
-			}
-			ctx, cancel := context.WithTimeout(t.Context(), c.Timeout)
-			defer cancel()
-			cc := c
-			if c.NewInstance != nil {
-				cc.instance = func(s inventory.Store) inventory.Store { return c.NewInstance(t, s) }
-			}
-			if err := ck.fn(ctx, s, cc, t.Logf); err != nil {
-				t.Error(err)
-			}
-		})
+	implemented := map[string]bool{} // by interface, once probed
+	for _, g := range groups {
+		for _, ck := range g.checks {
+			t.Run(ck.name, func(t *testing.T) {
+				s := c.NewStore(t)
+				if s == nil {
+					t.Fatal("storetest: NewStore returned a nil store")
+				}
+				if g.implementedBy != nil {
+					ok := g.implementedBy(s)
+					implemented[g.iface] = ok
+					if !ok {
+						t.Skipf("the store (%T) does not implement %s", s, g.iface)
+					}
+				}
+				ctx, cancel := context.WithTimeout(t.Context(), c.Timeout)
+				defer cancel()
+				cc := c
+				if c.NewInstance != nil {
+					cc.instance = func(s inventory.Store) inventory.Store { return c.NewInstance(t, s) }
+				}
+				if err := ck.fn(ctx, s, cc, t.Logf); err != nil {
+					t.Error(err)
+				}
+			})
+		}
 	}
+	var found []string
+	for _, g := range groups {
+		if g.implementedBy == nil {
+			continue
+		}
+		switch ok, probed := implemented[g.iface]; {
+		case !probed:
+			found = append(found, g.iface+": not probed (its checks did not run)")
+		case ok:
+			found = append(found, g.iface+": implemented, checked")
+		default:
+			found = append(found, g.iface+": not implemented, skipped")
+		}
+	}
+	t.Logf("storetest: optional interfaces: %s", strings.Join(found, "; "))
 }
 
 // logf is where a check reports what it measured (not a failure).
@@ -107,6 +128,21 @@ type check struct {
 	fn   func(ctx context.Context, s inventory.Store, c Config, log logf) error
 }
 
+// group is the checks of one interface: inventory.Store itself
+// (implementedBy nil), or an optional one, whose checks run only on a
+// store that implements it.
+type group struct {
+	iface         string
+	implementedBy func(inventory.Store) bool
+	checks        []check
+}
+
+var groups = []group{
+	{"inventory.Store", nil, checks},
+	{"inventory.ChangeLister", func(s inventory.Store) bool { _, ok := s.(inventory.ChangeLister); return ok }, changeListerChecks},
+	{"inventory.Seeder", func(s inventory.Store) bool { _, ok := s.(inventory.Seeder); return ok }, seederChecks},
+}
+
 var checks = []check{
 	{"ListEmpty", checkListEmpty},
 	{"ListOrder", checkListOrder},
@@ -117,9 +153,17 @@ var checks = []check{
 	{"ContextDone", checkContextDone},
 	{"ConcurrentUpdates", checkConcurrentUpdates},
 	{"ConcurrentPutDelete", checkConcurrentPutDelete},
+}
+
+var changeListerChecks = []check{
 	{"ListChanges", checkListChanges},
 	{"ListChangesSnapshot", checkListChangesSnapshot},
 	{"ListChangesTrimmedLog", checkListChangesTrimmedLog},
 	{"ListChangesLostLog", checkListChangesLostLog},
 	{"ListChangesTwoInstances", checkListChangesTwoInstances},
+}
+
+var seederChecks = []check{
+	{"PutIfEmpty", checkPutIfEmpty},
+	{"PutIfEmptyConcurrent", checkPutIfEmptyConcurrent},
 }

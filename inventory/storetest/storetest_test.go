@@ -24,6 +24,8 @@ type broken struct {
 	delete func(s *memstore.Store, ctx context.Context, id int64) error
 	// changes replaces ListChanges.
 	changes func(s *memstore.Store, ctx context.Context, since string) (inventory.Changes, error)
+	// seed replaces PutIfEmpty.
+	seed func(s *memstore.Store, ctx context.Context, items ...inventory.Item) (bool, error)
 	// log, when set, makes the store under test a logStore with these
 	// faults instead: the faults of a log shared by instances.
 	log *logFaults
@@ -34,6 +36,13 @@ func (b *broken) ListChanges(ctx context.Context, since string) (inventory.Chang
 		return b.changes(b.Store, ctx, since)
 	}
 	return b.Store.ListChanges(ctx, since)
+}
+
+func (b *broken) PutIfEmpty(ctx context.Context, items ...inventory.Item) (bool, error) {
+	if b.seed != nil {
+		return b.seed(b.Store, ctx, items...)
+	}
+	return b.Store.PutIfEmpty(ctx, items...)
 }
 
 func (b *broken) List(ctx context.Context) ([]inventory.Item, error) {
@@ -74,7 +83,7 @@ func newMem(t *testing.T) *memstore.Store {
 }
 
 func TestChecksPassOnMemstore(t *testing.T) {
-	RunConfig(t, Config{
+	Run(t, Config{
 		NewStore: func(t *testing.T) inventory.Store { return newMem(t) },
 		TrimLog:  trimByWriting,
 	})
@@ -118,7 +127,7 @@ func trimByWriting(ctx context.Context, s inventory.Store) error {
 }
 
 func TestChecksPassOnLogStore(t *testing.T) {
-	RunConfig(t, logStoreConfig(logFaults{}))
+	Run(t, logStoreConfig(logFaults{}))
 }
 
 func TestChecksCatchBrokenStores(t *testing.T) {
@@ -399,6 +408,44 @@ func TestChecksCatchBrokenStores(t *testing.T) {
 			}
 			return s.ListChanges(ctx, since)
 		}}},
+		{"SeedOverEntries", "PutIfEmpty", broken{seed: func(s *memstore.Store, ctx context.Context, items ...inventory.Item) (bool, error) {
+			return true, s.Put(ctx, items...)
+		}}},
+		{"SeedReportsFalse", "PutIfEmpty", broken{seed: func(s *memstore.Store, ctx context.Context, items ...inventory.Item) (bool, error) {
+			_, err := s.PutIfEmpty(ctx, items...)
+			return false, err
+		}}},
+		{"SeedIgnoresContext", "PutIfEmpty", broken{seed: func(s *memstore.Store, _ context.Context, items ...inventory.Item) (bool, error) {
+			return s.PutIfEmpty(context.Background(), items...)
+		}}},
+		{"SeedDropsPartOfALargeSeed", "PutIfEmpty", broken{seed: func(s *memstore.Store, ctx context.Context, items ...inventory.Item) (bool, error) {
+			return s.PutIfEmpty(ctx, items[:min(len(items), 500)]...) // a last chunk lost
+		}}},
+		{"ChangesMissTheSeed", "PutIfEmpty", broken{changes: func(s *memstore.Store, ctx context.Context, since string) (inventory.Changes, error) {
+			if since != "" {
+				return inventory.Changes{Cursor: since}, ctx.Err() // as if seeds bypassed the log
+			}
+			return s.ListChanges(ctx, since)
+		}}},
+		{"SeedCheckThenPut", "PutIfEmptyConcurrent", broken{seed: func() func(s *memstore.Store, ctx context.Context, items ...inventory.Item) (bool, error) {
+			var checked sync.WaitGroup
+			var n atomic.Int64
+			checked.Add(2) // the first two seeders see the store empty before either writes
+			return func(s *memstore.Store, ctx context.Context, items ...inventory.Item) (bool, error) {
+				held, err := s.List(ctx)
+				if err != nil || len(held) > 0 {
+					return false, err
+				}
+				if n.Add(1) <= 2 {
+					checked.Done()
+					checked.Wait()
+				}
+				return true, s.Put(ctx, items...)
+			}
+		}()}},
+		{"SeedNeverWritesUnderContention", "PutIfEmptyConcurrent", broken{seed: func(s *memstore.Store, ctx context.Context, items ...inventory.Item) (bool, error) {
+			return false, nil
+		}}},
 		{"TrimLogFails", "ListChangesTrimmedLog", broken{log: &logFaults{failTrim: true}}},
 		{"NewInstanceNil", "ListChangesTwoInstances", broken{log: &logFaults{nilInstance: true}}},
 		{"SecondInstanceNoChangeLister", "ListChangesTwoInstances", broken{log: &logFaults{plainInstance: true}}},
@@ -410,9 +457,11 @@ func TestChecksCatchBrokenStores(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			var ck *check
-			for i := range checks {
-				if checks[i].name == tc.check {
-					ck = &checks[i]
+			for _, g := range groups {
+				for i := range g.checks {
+					if g.checks[i].name == tc.check {
+						ck = &g.checks[i]
+					}
 				}
 			}
 			if ck == nil {
@@ -440,7 +489,7 @@ func TestChecksCatchBrokenStores(t *testing.T) {
 	}
 }
 
-func TestRunConfigDefaults(t *testing.T) {
+func TestConfigDefaults(t *testing.T) {
 	c := Config{}.withDefaults()
 	if c.Writers != 8 || c.Updates != 100 || c.Timeout <= 0 || c.SnapshotPets != 3000 {
 		t.Fatalf("defaults = %+v", c)
@@ -448,5 +497,37 @@ func TestRunConfigDefaults(t *testing.T) {
 	c = Config{Writers: 32, Updates: 200, Timeout: 5, SnapshotPets: 10}.withDefaults()
 	if c.Writers != 32 || c.Updates != 200 || c.Timeout != 5 || c.SnapshotPets != 10 {
 		t.Fatalf("explicit values replaced: %+v", c)
+	}
+}
+
+// countingSeeder counts the calls of its PutIfEmpty.
+type countingSeeder struct {
+	*memstore.Store
+	calls *atomic.Int64
+}
+
+func (c countingSeeder) PutIfEmpty(ctx context.Context, items ...inventory.Item) (bool, error) {
+	c.calls.Add(1)
+	return c.Store.PutIfEmpty(ctx, items...)
+}
+
+// Run checks an optional interface exactly when the store implements it.
+func TestRunProbesOptionalInterfaces(t *testing.T) {
+	var seeds atomic.Int64
+	t.Run("Seeder", func(t *testing.T) {
+		Run(t, Config{NewStore: func(t *testing.T) inventory.Store { return countingSeeder{newMem(t), &seeds} }})
+	})
+	if seeds.Load() == 0 {
+		t.Error("Run never called PutIfEmpty of a store that implements inventory.Seeder")
+	}
+	seeds.Store(0)
+	t.Run("Plain", func(t *testing.T) {
+		// The Store interface hides PutIfEmpty and ListChanges.
+		Run(t, Config{NewStore: func(t *testing.T) inventory.Store {
+			return struct{ inventory.Store }{countingSeeder{newMem(t), &seeds}}
+		}})
+	})
+	if n := seeds.Load(); n != 0 {
+		t.Errorf("Run called PutIfEmpty %d times through a store that does not implement inventory.Seeder", n)
 	}
 }

@@ -12,7 +12,7 @@ import (
 )
 
 func TestStoreConformance(t *testing.T) {
-	storetest.RunConfig(t, storetest.Config{
+	storetest.Run(t, storetest.Config{
 		NewStore: func(t *testing.T) inventory.Store {
 			s, err := memstore.New()
 			if err != nil {

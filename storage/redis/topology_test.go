@@ -40,7 +40,7 @@ func TestStoreConformanceCluster(t *testing.T) {
 	// the client must find the owner from the cluster's slot map.
 	seeds, _ := c.Others(c.KeySlot("{" + DefaultKeyPrefix + "}:items"))
 	client := topologyClient(t, "redis://"+seeds[0].Addr()+"?addr="+seeds[1].Addr(), Cluster)
-	storetest.RunConfig(t, topologyConfig(func(t *testing.T) inventory.Store {
+	storetest.Run(t, topologyConfig(func(t *testing.T) inventory.Store {
 		return newTestStore(t, client)
 	}))
 }
@@ -50,7 +50,7 @@ func TestStoreConformanceSentinel(t *testing.T) {
 	s := redistest.StartSentinel(t, redistest.SentinelOptions{})
 	addrs := s.SentinelAddrs()
 	client := topologyClient(t, "redis://"+addrs[0]+"?master_name="+s.MasterName+"&addr="+addrs[1]+"&addr="+addrs[2], Sentinel)
-	storetest.RunConfig(t, topologyConfig(func(t *testing.T) inventory.Store {
+	storetest.Run(t, topologyConfig(func(t *testing.T) inventory.Store {
 		return newTestStore(t, client)
 	}))
 }
