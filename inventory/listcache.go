@@ -193,20 +193,13 @@ func appendSplit(segs []*segment, items []Item) []*segment {
 	return segs
 }
 
-// lister answers lists: it holds the last state read and coalesces the
-// store reads of concurrent lists. A list may join only a read that starts
-// after it did, so that every list shows every write answered before it
-// began; so at most one read runs and at most one more waits to run, which
-// all lists arriving meanwhile share.
-//
-// A list that finds no read running reads itself, in its own goroutine and
-// under its own store timeout: the common case (an unchanged inventory, or
-// a few changes) costs no more than a store call. The read that lists
-// queue for runs on a goroutine of its own and under readTimeoutFactor
-// store timeouts, as do a first read (nothing held yet: a full read) and
-// the read after one that timed out (likely a full read of a large
-// inventory): it goes on when the lists waiting for it give up at their
-// store timeout, and its state serves the lists after them.
+// lister answers lists from the last state read, sharing one store read
+// among the lists that wait for it; a list joins only a read that starts
+// after it, so that it shows every write answered before it began. A list
+// that finds no read running reads inline under its own store timeout; a
+// queued, first or post-timeout read (likely a full read) runs detached
+// under readTimeoutFactor store timeouts, so that it completes and serves
+// later lists even when the waiting ones give up.
 type lister struct {
 	api   *API
 	state atomic.Pointer[listState] // the last state read; nil before the first

@@ -51,7 +51,7 @@ type Store interface {
 
 // ChangeLister is an optional interface of a Store that can say what
 // changed since an earlier read. The API keeps the inventory it last read,
-// encoded in segments of about a thousand entries, and asks the store only
+// encoded in segments, and asks the store only
 // for what happened since: a list of an unchanged inventory costs one small
 // call, and a change costs the re-encoding of the segments it touches, not
 // the whole body. memstore and redisstore implement it; a store without it

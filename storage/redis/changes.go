@@ -14,29 +14,26 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// The sizes of the bounded steps. Each keeps one command of Redis short
-// (well under a millisecond on a 2-core machine) and one reply small,
-// whatever the size of the inventory.
+// The sizes of the bounded steps. Each keeps one command of Redis short and
+// one reply small, whatever the size of the inventory (BENCHMARKS.md has
+// the timings behind them).
 const (
-	// defaultScanCount is the COUNT of each HSCAN of a full read: about
-	// 300 entries, some 6 KB, per round trip. At 1 000 000 pets on a
-	// 2-core machine, a COUNT of 1 000 took 1.2 ms typically and up to
-	// 8 ms when Redis shared the CPU with a busy server; 300 keeps even
-	// such outliers under 5 ms, for about 3 300 round trips (1.5–2 s) per
-	// full read of a million.
+	// defaultScanCount is the COUNT of each HSCAN of a full read: small
+	// enough that an HSCAN stays short on a Redis that shares its CPU,
+	// large enough that a full read takes few round trips.
 	defaultScanCount = 300
 	// defaultLogPage is the COUNT of each XRANGE of the change log: at
 	// most 100 entries (of one write each, or of a Put chunk each).
 	defaultLogPage = 100
 	// defaultPutChunk is how many items one transaction of Put, or one
-	// staging write of PutIfEmpty, holds (an MSET of 500 new guard keys
-	// took up to 2.9 ms at 1 000 000 pets).
+	// staging write of PutIfEmpty, holds: its MSET of guard keys and HSET
+	// of items stay short commands.
 	defaultPutChunk = 250
 	// defaultLogCap is about how many item records the change log keeps:
 	// 10 000 entries of single writes, fewer entries of Put chunks (XADD
 	// MAXLEN ~ 10 000 / items per entry). A reader whose position was
-	// trimmed away reads everything again; the cap keeps the log's memory
-	// small (about 1 MB) whatever is written.
+	// trimmed away reads everything again; the cap bounds the log's memory
+	// whatever is written.
 	defaultLogCap = 10000
 	// fullReadAttempts bounds how many times a full read starts over
 	// because the log moved under it (its starting entry trimmed away, or

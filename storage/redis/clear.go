@@ -18,10 +18,9 @@ const clearScanCount = 250
 // On Cluster, the scan runs on the master that owns the prefix's slot,
 // where every key of the store lives.
 //
-// Each SCAN asks for about 250 keys (a store holds one guard key per pet,
-// so a million-pet store is some 4 000 round trips): SCAN with MATCH over
-// a large keyspace takes milliseconds per 1 000 keys, and the store keeps
-// every command of Redis short.
+// Each SCAN asks for a bounded number of keys, so that every command stays
+// short; the round trips grow with the inventory (a store holds a guard key
+// per pet as well as its entries).
 func (s *Store) Clear(ctx context.Context) error {
 	const op = "clear"
 	var node redis.Cmdable = s.client

@@ -69,14 +69,13 @@
 // prefix's hash tag, on the one node that owns it).
 //
 // All processes sharing a prefix must run a version of this package with
-// this layout: this one (which replaced two hashes and a version key) and
-// later.
+// this layout.
 //
 // Concurrent updates of one pet do not abort one another: an update
 // WATCHes the pet's guard, which only Put and Delete write, reads the
 // entry, and writes the entry with the new quantity and the status it read
 // in MULTI/EXEC; the status cannot have changed meanwhile without the
-// guard. A hot pet with 32 concurrent writers costs no retry at all; only
+// guard. Updates of a hot pet cost no retry, however many writers; only
 // a Put or Delete of that same pet between WATCH and EXEC aborts an
 // update, which is then retried (WithMaxRetries). A guard per pet, rather
 // than WATCHing the items hash, keeps seeding or administration of other
@@ -86,8 +85,8 @@
 //
 // Redis runs one command at a time, so one long command stalls every
 // other client of that Redis. No command of the store runs long at any
-// size of the inventory (at 200 000 pets, none reaches 5 ms; see
-// TestNoSlowCommand):
+// size of the inventory (TestNoSlowCommand checks it; BENCHMARKS.md has
+// the figures):
 //
 //   - a full read is HSCAN in chunks of about 300 entries, then the log
 //     entries written meanwhile, in XRANGE pages of at most 100;
@@ -109,7 +108,7 @@
 //     noted one. Each entry sets absolute values, so the result is the
 //     state at the log's end, a state the store held at one instant,
 //     although the chunks were read at different times. Its round trips
-//     grow with the inventory (about one per 1 000 pets); it starts over
+//     grow with the inventory (one per HSCAN chunk); it starts over
 //     when the log moved under it (at most 5 times, then unavailable). A
 //     Redis that fails midway fails the read: never a partial list.
 //   - The store implements inventory.ChangeLister. A cursor is a log
@@ -131,8 +130,7 @@
 //     A larger Put is atomic per chunk of 250 items, written in order.
 //     Delete is one MULTI/EXEC. PutIfEmpty seeds only a store with no
 //     entry, atomically, all or nothing, so that replicas starting
-//     together seed once and a restart never overwrites real stock; it
-//     takes about half a second per 200 000 pets on a 2-core machine.
+//     together seed once and a restart never overwrites real stock.
 //   - Every call honours its context: a done context fails before anything
 //     is sent, and with ContextTimeoutEnabled (set by ApplyTimeouts) the
 //     deadline bounds every socket read and write.
@@ -159,8 +157,8 @@
 // TRYAGAIN, MOVED, ASK or READONLY, the store asks go-redis to reload the
 // slot map (ClusterClient.ReloadState), at most once every 250 ms however
 // many calls fail. go-redis alone reloads it only every minute or on a
-// MOVED, and meanwhile keeps redialling a master that was killed: a
-// Cluster's failover then cost about a minute of failed writes instead of
+// MOVED, and meanwhile keeps redialling a master that was killed, which
+// would make a Cluster's failover cost a minute of failed writes instead of
 // seconds. Meanwhile calls fail with inventory.ErrUnavailable (503 with
 // Retry-After), never an unknown error (500) and never a stale answer: the
 // store reads and writes masters only (ParseURL refuses read_only and the

@@ -13,7 +13,7 @@ import (
 
 // seedTTL is how long a staging hash of PutIfEmpty outlives its last
 // write: a seeder that dies midway leaves nothing behind for longer. Each
-// chunk refreshes it, and a chunk takes about a millisecond.
+// chunk, a short command, refreshes it.
 const seedTTL = time.Minute
 
 // PutIfEmpty puts items only when the store holds no entry at all, and
@@ -32,10 +32,9 @@ const seedTTL = time.Minute
 // and it reports false. Guard keys written by a seed that lost are left:
 // they are what Put writes, and a guard without an entry changes nothing.
 //
-// It takes about 3 s per million items on a 2-core machine (redis-server
-// and the seeding process sharing it: 0.5 to 0.6 s per 200 000 measured),
-// and no command of it runs longer than a millisecond or so: give it a
-// context with a deadline of that order or none, not a request's. When the items were written but fewer
+// Its time grows with the seed (BENCHMARKS.md has it at up to a million
+// pets) while each of its commands stays short: give it a context with a
+// deadline sized for the seed, or none, not a request's. When the items were written but fewer
 // replicas acknowledged them than WithReplicaAcks asks, it reports true
 // with the error.
 func (s *Store) PutIfEmpty(ctx context.Context, items ...inventory.Item) (bool, error) {
