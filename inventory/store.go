@@ -51,11 +51,11 @@ type Store interface {
 
 // ChangeLister is an optional interface of a Store that can say what
 // changed since an earlier read. The API keeps the inventory it last read,
-// encoded in segments, and asks the store only
-// for what happened since: a list of an unchanged inventory costs one small
-// call, and a change costs the re-encoding of the segments it touches, not
-// the whole body. memstore and redisstore implement it; a store without it
-// is listed with List and encoded whole every time.
+// encoded in segments, and asks the store only for what happened since: a
+// list of an unchanged inventory costs one small call, and a change costs
+// the re-encoding of the segments it touches, not the whole body. memstore
+// and redisstore implement it; a store without it is listed with List and
+// encoded whole every time.
 //
 // A type that wraps a store by embedding it (to add metrics, say) has the
 // embedded ListChanges promoted past its own List: it must wrap
