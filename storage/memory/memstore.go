@@ -13,9 +13,9 @@ import (
 
 // logSize is how many changes the store remembers for ListChanges: a
 // caller whose cursor is older than that many changes gets every entry
-// instead. At about 48 bytes a change, 4096 of them cost under 200 kB, and
-// a server that lists at least once per 4096 writes is always answered
-// with the changes alone.
+// instead. The bound keeps the log's memory small, and a server that lists
+// at least once per logSize writes is always answered with the changes
+// alone.
 const logSize = 4096
 
 // Store is an inventory.Store held in the memory of one process. The zero
