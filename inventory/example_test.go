@@ -2,6 +2,7 @@ package inventory_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -101,6 +102,43 @@ func ExampleService_Put() {
 	// seeded: <nil>
 	// invalid: invalid_field: item 11: status "lost" is not one of available, pending, sold
 	// 200 [{"petId":7,"quantity":1,"status":"available"},{"petId":10,"quantity":4,"status":"pending"}]
+}
+
+// Errors of the library are read by code: errors.Is against a sentinel,
+// or errors.As and Error.Code.
+func ExampleError() {
+	store, _ := memstore.New(inventory.Item{PetID: 1, Quantity: 3, Status: inventory.StatusSold})
+	svc, _ := inventory.NewService(store)
+	ctx := context.Background()
+
+	_, err := svc.SetQuantity(ctx, 2, 5)
+	fmt.Println("not found:", errors.Is(err, inventory.ErrNotFound))
+
+	_, err = svc.SetQuantity(ctx, 1, -1)
+	var e *inventory.Error
+	if errors.As(err, &e) {
+		fmt.Println(e.Code(), e.Status(), e.Message())
+	}
+	// Output:
+	// not found: true
+	// invalid_field 400 quantity must be between 0 and 2147483647
+}
+
+// Seeding that replicas starting together do once: PutIfEmpty writes only
+// into an empty store, and says whether it did.
+func ExampleService_PutIfEmpty() {
+	store, _ := memstore.New()
+	svc, _ := inventory.NewService(store)
+	ctx := context.Background()
+	seed := []inventory.Item{{PetID: 1, Quantity: 3, Status: inventory.StatusSold}}
+
+	wrote, err := svc.PutIfEmpty(ctx, seed...)
+	fmt.Println(wrote, err)
+	wrote, err = svc.PutIfEmpty(ctx, seed...) // a restart: the stock is kept
+	fmt.Println(wrote, err)
+	// Output:
+	// true <nil>
+	// false <nil>
 }
 
 // Keys kept elsewhere (a secrets service, a database) are checked by an
