@@ -224,7 +224,7 @@ func fakeServer(t *testing.T, handle func(net.Conn)) string {
 // own timeouts; New must succeed whether anything answers there or not.
 func storeAt(t *testing.T, addr string) *Store {
 	t.Helper()
-	opts, err := OptionsFromURL("redis://" + addr + "/0")
+	opts, err := optionsFromURL("redis://" + addr + "/0")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,6 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/petinventory/petinventory/inventory"
 	redisstore "github.com/petinventory/petinventory/storage/redis"
-	"github.com/redis/go-redis/v9"
 )
 
 // Example builds a store on a Redis given by URL (here an in-process
@@ -20,11 +19,11 @@ func Example() {
 	}
 	defer m.Close()
 
-	opts, err := redisstore.OptionsFromURL("redis://" + m.Addr() + "/0") // e.g. os.Getenv("REDIS_URL")
+	cfg, err := redisstore.ParseURL("redis://" + m.Addr() + "/0") // e.g. os.Getenv("REDIS_URL")
 	if err != nil {
 		panic(err)
 	}
-	client := redis.NewClient(opts)
+	client := cfg.NewClient()
 	defer client.Close()
 	store, err := redisstore.New(client, redisstore.WithKeyPrefix("petstore"))
 	if err != nil {

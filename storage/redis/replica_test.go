@@ -37,7 +37,7 @@ func replicated(t *testing.T, lag time.Duration) (master, replica *redistest.Nod
 		t.Fatalf("the replica did not sync within 20s: %v\nmaster's log:\n%s\nreplica's log:\n%s", err, master.Log(), replica.Log())
 	}
 	client := func(n *redistest.Node) *redis.Client {
-		opts, err := OptionsFromURL("redis://" + n.Addr() + "/0")
+		opts, err := optionsFromURL("redis://" + n.Addr() + "/0")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -20,12 +20,8 @@ import (
 // otherwise.
 const DefaultKeyPrefix = "inventory"
 
-// DefaultMaxRetries is how many times SetQuantity retries a transaction
-// aborted by a concurrent Put or Delete of the same pet, unless
-// WithMaxRetries says otherwise. With the backoff between attempts (1 ms
-// doubling to at most 64 ms, jittered) the retries of one call sleep at
-// most about a third of a second in all.
-const DefaultMaxRetries = 10
+// defaultMaxRetries is WithMaxRetries's default.
+const defaultMaxRetries = 10
 
 // Store is an inventory.Store kept in Redis, shared by every process that
 // uses the same Redis and key prefix. It is safe for concurrent use. Build
@@ -101,7 +97,9 @@ func WithKeyPrefix(prefix string) Option {
 
 // WithMaxRetries sets how many times SetQuantity retries its optimistic
 // transaction when a concurrent Put or Delete of the same pet aborted it;
-// default DefaultMaxRetries (10); 0 means a single attempt. Updates of the
+// default 10; 0 means a single attempt. Between attempts it pauses 1 ms
+// doubling to at most 64 ms, jittered, so the retries of one call sleep at
+// most about a third of a second in all. Updates of the
 // same pet never abort each other, only Put and Delete do, so retries are
 // rare. When they run out, SetQuantity fails with an error matching
 // inventory.ErrUnavailable, which the API answers 503 with Retry-After.
@@ -147,7 +145,7 @@ func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
 	if isNilClient(client) {
 		return nil, errors.New("redisstore: New: client is nil")
 	}
-	c := config{prefix: DefaultKeyPrefix, maxRetries: DefaultMaxRetries}
+	c := config{prefix: DefaultKeyPrefix, maxRetries: defaultMaxRetries}
 	for _, o := range opts {
 		o(&c)
 	}

@@ -49,7 +49,7 @@ func TestStoreConformanceSentinel(t *testing.T) {
 	t.Parallel()
 	s := redistest.StartSentinel(t, redistest.SentinelOptions{})
 	addrs := s.SentinelAddrs()
-	client := topologyClient(t, "redis://"+addrs[0]+"?master_name="+s.MasterName+"&addr="+addrs[1]+"&addr="+addrs[2], Sentinel)
+	client := topologyClient(t, "redis://"+addrs[0]+"?master_name="+s.MasterName+"&addr="+addrs[1]+"&addr="+addrs[2], Failover)
 	storetest.RunConfig(t, topologyConfig(func(t *testing.T) inventory.Store {
 		return newTestStore(t, client)
 	}))

@@ -12,34 +12,19 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// The client settings ApplyTimeouts gives a go-redis Options where it
-// leaves them unset. go-redis's own defaults have changed between minor
-// versions, so the store does not rely on them.
-//
-// With ContextTimeoutEnabled, a call's context deadline (the API's store
-// timeout, 2 s in the examples) bounds every socket read and write; the
-// read and write timeouts below only bound calls whose context has no
-// deadline.
+// The client settings the store gives a go-redis client where they are
+// left unset (see ApplyTimeouts). go-redis's own defaults have changed
+// between minor versions, so the store does not rely on them.
 const (
-	// DialTimeout bounds one attempt to open a connection (TCP and TLS).
-	DialTimeout = 2 * time.Second
-	// DialerRetries is how many times a connection is dialled before the
-	// call fails; DialerRetryTimeout is the pause between two attempts.
-	DialerRetries      = 2
-	DialerRetryTimeout = 100 * time.Millisecond
-	// ReadTimeout and WriteTimeout bound one socket read or write.
-	ReadTimeout  = 2 * time.Second
-	WriteTimeout = 2 * time.Second
-	// PoolTimeout bounds the wait for a free connection when all of the
-	// pool's are busy.
-	PoolTimeout = 2 * time.Second
-	// MaxRetries is how many times go-redis retries a command after a
-	// network error or a LOADING/READONLY-style reply, with a backoff
-	// between MinRetryBackoff and MaxRetryBackoff. Every write of the store
-	// is idempotent, so a retry cannot apply a change twice.
-	MaxRetries      = 2
-	MinRetryBackoff = 8 * time.Millisecond
-	MaxRetryBackoff = 256 * time.Millisecond
+	dialTimeout        = 2 * time.Second
+	dialerRetries      = 2
+	dialerRetryTimeout = 100 * time.Millisecond
+	readTimeout        = 2 * time.Second
+	writeTimeout       = 2 * time.Second
+	poolTimeout        = 2 * time.Second
+	maxRetries         = 2
+	minRetryBackoff    = 8 * time.Millisecond
+	maxRetryBackoff    = 256 * time.Millisecond
 )
 
 // timeouts points at the timeout fields of one of go-redis's option
@@ -57,25 +42,41 @@ func (t timeouts) apply() {
 			*p = d
 		}
 	}
-	setDur(t.dial, DialTimeout)
-	setDur(t.dialRetry, DialerRetryTimeout)
-	setDur(t.read, ReadTimeout)
-	setDur(t.write, WriteTimeout)
-	setDur(t.pool, PoolTimeout)
-	setDur(t.minBackoff, MinRetryBackoff)
-	setDur(t.maxBackoff, MaxRetryBackoff)
+	setDur(t.dial, dialTimeout)
+	setDur(t.dialRetry, dialerRetryTimeout)
+	setDur(t.read, readTimeout)
+	setDur(t.write, writeTimeout)
+	setDur(t.pool, poolTimeout)
+	setDur(t.minBackoff, minRetryBackoff)
+	setDur(t.maxBackoff, maxRetryBackoff)
 	if *t.dialerRetries == 0 {
-		*t.dialerRetries = DialerRetries
+		*t.dialerRetries = dialerRetries
 	}
 	if *t.maxRetries == 0 {
-		*t.maxRetries = MaxRetries
+		*t.maxRetries = maxRetries
 	}
 }
 
-// ApplyTimeouts sets, in o, each of the settings above that is still zero,
+// ApplyTimeouts sets, in o, each of these settings that is still zero,
 // and turns ContextTimeoutEnabled on so that every call honours its
-// context's deadline. Use it when you build the go-redis options yourself;
-// ParseURL calls it (or ApplyClusterTimeouts, ApplyFailoverTimeouts).
+// context's deadline (the API's store timeout bounds every socket read
+// and write; the read and write timeouts only bound calls whose context
+// has no deadline):
+//
+//   - DialTimeout 2s: one attempt to open a connection (TCP and TLS);
+//   - DialerRetries 2, DialerRetryTimeout 100ms: how many times a
+//     connection is dialled before the call fails, and the pause between
+//     two attempts;
+//   - ReadTimeout 2s, WriteTimeout 2s: one socket read or write;
+//   - PoolTimeout 2s: the wait for a free connection when all of the
+//     pool's are busy;
+//   - MaxRetries 2, MinRetryBackoff 8ms, MaxRetryBackoff 256ms: how many
+//     times go-redis sends a command again after a network error or a
+//     LOADING/READONLY-style reply, and the backoff between; every write
+//     of the store is idempotent, so a retry cannot apply a change twice.
+//
+// Use it when you build the go-redis options yourself; ParseURL calls it
+// (or ApplyClusterTimeouts, ApplyFailoverTimeouts).
 func ApplyTimeouts(o *redis.Options) {
 	timeouts{&o.DialTimeout, &o.DialerRetryTimeout, &o.ReadTimeout, &o.WriteTimeout, &o.PoolTimeout,
 		&o.MinRetryBackoff, &o.MaxRetryBackoff, &o.DialerRetries, &o.MaxRetries, &o.ContextTimeoutEnabled}.apply()
@@ -100,14 +101,18 @@ func ApplyFailoverTimeouts(o *redis.FailoverOptions) {
 // Topology is the kind of Redis deployment a URL names.
 type Topology string
 
+// The topologies, each named after the Config field that holds its
+// options.
 const (
-	// SingleNode is one Redis server (redis://, rediss:// or unix://).
-	SingleNode Topology = "single node"
-	// Cluster is a Redis Cluster, reached through any of its nodes.
+	// Single is one Redis server (redis://, rediss:// or unix://):
+	// Config.Single.
+	Single Topology = "single node"
+	// Cluster is a Redis Cluster, reached through any of its nodes:
+	// Config.Cluster.
 	Cluster Topology = "cluster"
-	// Sentinel is a master managed by Redis Sentinel, found by asking the
-	// sentinels.
-	Sentinel Topology = "sentinel"
+	// Failover is a master managed by Redis Sentinel, found by asking the
+	// sentinels: Config.Failover.
+	Failover Topology = "sentinel"
 )
 
 // Config is a parsed Redis URL: the topology it names and the go-redis
@@ -130,7 +135,7 @@ func (c *Config) NewClient() redis.UniversalClient {
 	switch c.Topology {
 	case Cluster:
 		return redis.NewClusterClient(c.Cluster)
-	case Sentinel:
+	case Failover:
 		return redis.NewFailoverClient(c.Failover)
 	}
 	return redis.NewClient(c.Single)
@@ -147,7 +152,7 @@ func (c *Config) String() string {
 			tls = " (TLS)"
 		}
 		return "cluster, seeds " + strings.Join(c.Cluster.Addrs, " ") + tls
-	case Sentinel:
+	case Failover:
 		if c.Failover.TLSConfig != nil {
 			tls = " (TLS)"
 		}
@@ -268,7 +273,7 @@ func parseURL(rawURL string) (*Config, error) {
 			return nil, goRedisError(err)
 		}
 		ApplyFailoverTimeouts(o)
-		return &Config{Topology: Sentinel, Failover: o}, nil
+		return &Config{Topology: Failover, Failover: o}, nil
 	case cluster || hasAddrs:
 		if err := refuse(q, replicaReads); err != nil {
 			return nil, err
@@ -296,7 +301,7 @@ func parseURL(rawURL string) (*Config, error) {
 		return nil, goRedisError(err)
 	}
 	ApplyTimeouts(o)
-	return &Config{Topology: SingleNode, Single: o}, nil
+	return &Config{Topology: Single, Single: o}, nil
 }
 
 // refuse fails when q has one of params.
@@ -328,21 +333,6 @@ func checkAddr(a string) error {
 // secrets it may quote.
 func goRedisError(err error) error {
 	return errors.New(redact(strings.TrimPrefix(err.Error(), "redis: ")))
-}
-
-// OptionsFromURL parses the URL of one Redis node (redis://, rediss:// or
-// unix://, see ParseURL) and returns its options with the store's
-// timeouts. A URL that names a Cluster or a Sentinel-managed master is an
-// error: use ParseURL, whose Config.NewClient builds any of the three.
-func OptionsFromURL(rawURL string) (*redis.Options, error) {
-	c, err := ParseURL(rawURL)
-	if err != nil {
-		return nil, err
-	}
-	if c.Topology != SingleNode {
-		return nil, fmt.Errorf("redisstore: OptionsFromURL: the URL names a %s, not one node; use ParseURL and Config.NewClient", c.Topology)
-	}
-	return c.Single, nil
 }
 
 // redact returns s (a URL, or an error quoting one) with the user
