@@ -116,6 +116,9 @@ func (s *Store) classify(err error) (kind, fix string) {
 		return "", ""
 	}
 	msg := re.Error()
+	if _, cause, ok := strings.Cut(msg, "Transaction discarded because of: "); ok {
+		msg = cause // EXECABORT: the reply that discarded it says why
+	}
 	cluster := s.cluster != nil
 	switch {
 	case strings.HasPrefix(msg, "WRONGPASS"), strings.HasPrefix(msg, "NOAUTH"),

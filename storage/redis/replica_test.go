@@ -212,8 +212,8 @@ func TestSentinelTopology(t *testing.T) {
 			t.Errorf("%s with a master name the sentinels do not know = %v, want unavailable and misconfigured", name, err)
 		}
 	}
-	if logs := buf.String(); strings.Count(logs, "configuration error") != 1 || !strings.Contains(logs, "master_name") {
-		t.Errorf("want one configuration error naming master_name in the log:\n%s", logs)
+	if logs := buf.String(); strings.Count(logs, "configuration fault") != 1 || !strings.Contains(logs, `no master named \"no-such-master\"`) {
+		t.Errorf("want one configuration fault naming the master name in the log:\n%s", logs)
 	}
 
 	gone := storeFor("redis://" + closedAddr(t) + "?master_name=" + set.MasterName)
