@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -250,5 +251,16 @@ func TestConfigFaultsMemory(t *testing.T) {
 	}
 	if !strings.Contains(buf.String(), "fault=maxmemory") {
 		t.Errorf("want the OOM logged:\n%s", buf.String())
+	}
+}
+
+// TestACLRuleDocumented: the package doc shows the rule ACLRule returns.
+func TestACLRuleDocumented(t *testing.T) {
+	doc, err := os.ReadFile("doc.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "ACL SETUSER app on >PASSWORD " + ACLRule(DefaultKeyPrefix) + "\n"; !strings.Contains(string(doc), want) {
+		t.Errorf("doc.go does not show %q", want)
 	}
 }

@@ -43,11 +43,11 @@ func TestParseURLSingleDefaults(t *testing.T) {
 }
 
 // sameTimeouts checks the store's defaults on any of go-redis's option
-// types, given their fields.
+// types, given their fields: the values ApplyTimeouts documents.
 func sameTimeouts(t *testing.T, what string, ctxTimeout bool, dial, dialRetry, read, write, pool, minB, maxB time.Duration, dialerRetries, maxRetries int) {
 	t.Helper()
-	if !ctxTimeout || dial != dialTimeout || dialRetry != dialerRetryTimeout || read != readTimeout || write != writeTimeout ||
-		pool != poolTimeout || minB != minRetryBackoff || maxB != maxRetryBackoff || dialerRetries != dialerRetries || maxRetries != maxRetries {
+	if !ctxTimeout || dial != 2*time.Second || dialRetry != 100*time.Millisecond || read != 2*time.Second || write != 2*time.Second ||
+		pool != 2*time.Second || minB != 8*time.Millisecond || maxB != 256*time.Millisecond || dialerRetries != 2 || maxRetries != 2 {
 		t.Errorf("%s: the store's timeouts are not all set: ContextTimeoutEnabled %v, dial %v (retry %v ×%d), read %v, write %v, pool %v, retries %d (%v..%v)",
 			what, ctxTimeout, dial, dialRetry, dialerRetries, read, write, pool, maxRetries, minB, maxB)
 	}
