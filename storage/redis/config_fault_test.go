@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"slices"
@@ -262,5 +263,41 @@ func TestACLRuleDocumented(t *testing.T) {
 	}
 	if want := "ACL SETUSER app on >PASSWORD " + ACLRule(DefaultKeyPrefix) + "\n"; !strings.Contains(string(doc), want) {
 		t.Errorf("doc.go does not show %q", want)
+	}
+}
+
+// TestCredentialsFixSentinel: in the Sentinel form the fix says whose
+// credentials were refused: the sentinels' (the URL's user information)
+// when go-redis reports that no sentinel answered, the master's (the
+// username= and password= parameters) otherwise.
+func TestCredentialsFixSentinel(t *testing.T) {
+	m, _ := miniClient(t)
+	m.RequireAuth("right")
+	cfg, err := ParseURL("redis://:wrong@" + m.Addr() + "/0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := cfg.NewClient()
+	defer c.Close()
+	wrongpass := c.Ping(t.Context()).Err()
+	if wrongpass == nil {
+		t.Fatal("PING with a wrong password succeeded")
+	}
+	s, err := New(c, WithLogger(discardLog))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.info.masterName = "shop"
+	for _, tc := range []struct {
+		err  error
+		says string
+	}{
+		{fmt.Errorf("redis: all sentinels specified in configuration are unreachable: %w", errors.Join(wrongpass)), "a sentinel refused the credentials"},
+		{wrongpass, "the master refused the credentials (WRONGPASS or NOAUTH): in the Sentinel form the master's user and password are REDIS_URL's username= and password= parameters"},
+	} {
+		kind, fix := s.classify(tc.err)
+		if kind != faultCredentials || !strings.Contains(fix, tc.says) {
+			t.Errorf("classify(%v) = %s, %q; want %s saying %q", tc.err, kind, fix, faultCredentials, tc.says)
+		}
 	}
 }
