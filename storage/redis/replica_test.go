@@ -244,7 +244,7 @@ func TestClusterURLOnSingleNode(t *testing.T) {
 			t.Errorf("%s = %v, want unavailable and misconfigured", name, err)
 		}
 	}
-	if logs := buf.String(); strings.Count(logs, "configuration error") != 1 || !strings.Contains(logs, "not a Cluster node") {
+	if logs := buf.String(); strings.Count(logs, "configuration fault") != 1 || !strings.Contains(logs, "not a Cluster node") {
 		t.Errorf("want one configuration error saying the server is not a Cluster node:\n%s", logs)
 	}
 }

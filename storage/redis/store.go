@@ -357,15 +357,12 @@ func (s *Store) Ready(ctx context.Context) error {
 			info = p.Info(ctx, "memory")
 			return nil
 		})
-		for _, c := range []redis.Cmder{exists, unwatch, wait} {
+		for _, c := range []redis.Cmder{exists, unwatch} {
 			if err := c.Err(); err != nil {
 				return err
 			}
 		}
-		if err := info.Err(); err != nil && (!isReply(err) || strings.HasPrefix(err.Error(), "NOPERM")) {
-			return err // a server without INFO memory (a test double) says nothing of eviction
-		}
-		return txPipelined(ctx, tx, func(p redis.Pipeliner) error {
+		err := txPipelined(ctx, tx, func(p redis.Pipeliner) error {
 			p.Ping(ctx)
 			p.HDel(ctx, s.itemsKey, "") // a write: refused by a read-only replica
 			p.HLen(ctx, s.itemsKey)
@@ -383,6 +380,16 @@ func (s *Store) Ready(ctx context.Context) error {
 			p.Unlink(ctx, probe+":log")
 			return nil
 		})
+		if err != nil {
+			return err // before WAIT's error: a replica refuses WAIT, but READONLY says why
+		}
+		if err := wait.Err(); err != nil {
+			return err
+		}
+		if err := info.Err(); err != nil && (!isReply(err) || strings.HasPrefix(err.Error(), "NOPERM")) {
+			return err // a server without INFO memory (a test double) says nothing of eviction
+		}
+		return nil
 	}, s.logKey)
 	if err == nil && !s.evictOK {
 		if policy := infoField(info.Val(), "maxmemory_policy"); strings.HasPrefix(policy, "allkeys-") {
