@@ -1,12 +1,17 @@
 package redisstore
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
-// Commands are the Redis commands the store sends, lower case, as ACL
+// Commands returns the Redis commands the store sends, lower case, as ACL
 // rules name them: every one of them must be permitted on the store's
 // keys ({prefix}:*) for it to serve, and Ready proves that they are.
-// Clear, which tests and demos use, also needs scan (and unlink, listed).
-var Commands = []string{
+// Clear, which tests and demos use, also needs scan.
+func Commands() []string { return slices.Clone(storeCommands) }
+
+var storeCommands = []string{
 	"ping", "info",
 	"watch", "unwatch", "multi", "exec",
 	"exists", "hget", "hset", "hdel", "hlen", "hscan",
@@ -17,7 +22,7 @@ var Commands = []string{
 
 // ACLRule returns the least Redis ACL rule that lets a user serve a store
 // of the given key prefix: its keys only (~{prefix}:*), no Pub/Sub
-// channel, and the commands in Commands only. For example, for the
+// channel, and the commands Commands returns only. For example, for the
 // default prefix:
 //
 //	ACL SETUSER app on >PASSWORD resetkeys resetchannels -@all ~{inventory}:* +ping +info +watch …
@@ -28,7 +33,7 @@ var Commands = []string{
 func ACLRule(prefix string) string {
 	var b strings.Builder
 	b.WriteString("resetkeys resetchannels -@all ~{" + prefix + "}:*")
-	for _, c := range Commands {
+	for _, c := range storeCommands {
 		b.WriteString(" +" + c)
 	}
 	return b.String()
