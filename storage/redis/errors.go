@@ -91,7 +91,11 @@ func (s *Store) classify(err error) (kind, fix string) {
 	}
 	sentinels := strings.Contains(err.Error(), "all sentinels specified in configuration are unreachable")
 	if sentinels && errors.Is(err, redis.Nil) {
-		return faultMasterName, fmt.Sprintf("the sentinels know no master named %q (REDIS_URL's master_name=); check it against SENTINEL MASTERS on a sentinel", s.info.masterName)
+		name := "of the name FailoverOptions.MasterName gives"
+		if s.info.masterName != "" { // known when Config.NewClient built the client
+			name = fmt.Sprintf("named %q", s.info.masterName)
+		}
+		return faultMasterName, "the sentinels know no master " + name + " (REDIS_URL's master_name=); check it against SENTINEL MASTERS on a sentinel"
 	}
 	var cve *tls.CertificateVerificationError
 	var ua x509.UnknownAuthorityError
