@@ -158,7 +158,8 @@
 // and says the fix; the store logs it once at Error with the fix
 // (attribute "fault" names the kind), counts the failed calls in
 // Stats.ConfigFaults while it persists, and logs at Info once it clears
-// (the next successful call; for the eviction policy, the next successful
+// (the next successful call; for a fault Ready met, such as the eviction
+// policy or a command only Ready and lists send, the next successful
 // Ready). The faults, by kind:
 //
 //   - tls-verify: the server's certificate is not trusted; give its CA

@@ -143,31 +143,42 @@ func (e *evictionFault) fix() string {
 	return "Redis's maxmemory-policy is " + e.policy + ": under memory pressure Redis evicts any key, the store's items, guards and change log included, and the inventory is silently lost; set maxmemory-policy noeviction (or a volatile-* policy: the store's keys have no expiry), or accept the risk with WithEvictionAllowed (INVENTORY_REDIS_ALLOW_EVICTION=1)"
 }
 
-// fault records a configuration fault of kind with its fix: logged at
-// Error when it starts (or replaces another), counted every time.
-func (s *Store) fault(kind, fix string, err error) {
+// activeFault is the configuration fault in force: its kind, and whether
+// Ready saw it (then only Ready clears it: a fault of a command only Ready
+// sends, or of the eviction policy, persists while other calls succeed).
+type activeFault struct {
+	kind    string
+	byReady bool
+}
+
+// fault records a configuration fault of kind with its fix, met by a call
+// to Ready or not: logged at Error when it starts (or replaces another),
+// counted every time.
+func (s *Store) fault(kind, fix string, err error, ready bool) {
 	s.configFaults.Add(1)
 	for {
 		old := s.activeFault.Load()
-		if old != nil && *old == kind {
+		if old != nil && old.kind == kind && (old.byReady || !ready) {
 			return
 		}
-		if s.activeFault.CompareAndSwap(old, &kind) {
-			s.log.Error("redisstore: configuration fault: "+fix, "fault", kind, "error", err.Error())
+		if s.activeFault.CompareAndSwap(old, &activeFault{kind: kind, byReady: ready}) {
+			if old == nil || old.kind != kind {
+				s.log.Error("redisstore: configuration fault: "+fix, "fault", kind, "error", err.Error())
+			}
 			return
 		}
 	}
 }
 
-// cleared records that a call succeeded: a configuration fault in force
-// is over, logged at Info. Only a successful Ready clears an eviction
-// policy fault, which only Ready looks for.
+// cleared records that a call (Ready or not) succeeded: a configuration
+// fault in force is over, logged at Info, unless Ready saw it and this is
+// not Ready.
 func (s *Store) cleared(ready bool) {
 	old := s.activeFault.Load()
-	if old == nil || *old == faultEviction && !ready {
+	if old == nil || old.byReady && !ready {
 		return
 	}
 	if s.activeFault.CompareAndSwap(old, nil) {
-		s.log.Info("redisstore: configuration fault cleared: the store serves again", "fault", *old)
+		s.log.Info("redisstore: configuration fault cleared: the store serves again", "fault", old.kind)
 	}
 }

@@ -39,12 +39,12 @@ type Store struct {
 	ackTimeout time.Duration // and how long
 	log        *slog.Logger
 
-	cluster       *redis.ClusterClient   // client, when it is a ClusterClient
-	lastReload    atomic.Int64           // unix nanoseconds of the last ReloadState
-	info          clientInfo             // the client's configuration, for the fixes logged
-	probe         portProbe              // the last probe of a port's protocol
-	evictOK       bool                   // WithEvictionAllowed
-	activeFault   atomic.Pointer[string] // the kind of the configuration fault in force, if any
+	cluster       *redis.ClusterClient        // client, when it is a ClusterClient
+	lastReload    atomic.Int64                // unix nanoseconds of the last ReloadState
+	info          clientInfo                  // the client's configuration, for the fixes logged
+	probe         portProbe                   // the last probe of a port's protocol
+	evictOK       bool                        // WithEvictionAllowed
+	activeFault   atomic.Pointer[activeFault] // the configuration fault in force, if any
 	configFaults  atomic.Uint64
 	aborts        atomic.Uint64
 	exhausted     atomic.Uint64
@@ -291,7 +291,7 @@ func (s *Store) fail(op string, err error) error {
 		s.reloadClusterState()
 	}
 	if kind, fix := s.classify(err); kind != "" {
-		s.fault(kind, fix, err)
+		s.fault(kind, fix, err, op == "ready")
 		return inventory.Unavailable(fmt.Errorf("%w: redis %s: %s: %w", ErrMisconfigured, op, fix, err))
 	}
 	if s.cluster != nil && !unavailable(err) && reloadAfter(err) {
