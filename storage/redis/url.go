@@ -119,8 +119,9 @@ const (
 // Config is a parsed Redis URL: the topology it names and the go-redis
 // options for it, with the store's timeouts applied. Exactly one of
 // Single, Cluster and Failover is set, the one that goes with Topology.
-// Change the options before NewClient if you need to (a TLS root
-// certificate, a dialer).
+// LoadTLSFiles and UsePasswordFile add a private CA, a client
+// certificate and a password read from a file; change other options
+// before NewClient if you need to (a dialer).
 type Config struct {
 	Topology Topology
 	Single   *redis.Options
