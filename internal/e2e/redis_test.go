@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/petinventory/petinventory/inventory"
 	redisstore "github.com/petinventory/petinventory/storage/redis"
@@ -34,16 +33,16 @@ func openRedis(t testing.TB, items ...inventory.Item) inventory.Store {
 
 func openRedisStore(t testing.TB, url string, items []inventory.Item) inventory.Store {
 	t.Helper()
-	opts, err := redisstore.OptionsFromURL(url)
+	cfg, err := redisstore.ParseURL(url)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := redis.NewClient(opts)
+	c := cfg.NewClient()
 	t.Cleanup(func() { _ = c.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := c.Ping(ctx).Err(); err != nil {
-		t.Fatalf("Redis at %s does not answer PING: %v", opts.Addr, err)
+		t.Fatalf("Redis at %s does not answer PING: %v", cfg, err)
 	}
 	b := make([]byte, 8)
 	_, _ = rand.Read(b)

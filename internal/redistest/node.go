@@ -1,6 +1,7 @@
 package redistest
 
 import (
+	"crypto/tls"
 	"fmt"
 	"net"
 	"os"
@@ -36,7 +37,8 @@ type Node struct {
 	Dir  string
 
 	t      testing.TB
-	args   []string // redis-server's arguments, for Restart
+	tls    *tls.Config // the harness's client TLS settings, for a TLS-only node
+	args   []string    // redis-server's arguments, for Restart
 	mu     sync.Mutex
 	cmd    *exec.Cmd
 	exited chan struct{}
@@ -52,11 +54,11 @@ func (n *Node) Log() string {
 }
 
 // Do sends one command to the node (see the package-level Do).
-func (n *Node) Do(args ...string) (any, error) { return Do(n.Addr(), Timeout, args...) }
+func (n *Node) Do(args ...string) (any, error) { return do(n.Addr(), n.tls, Timeout, args...) }
 
 // DoString sends one command whose reply is a string.
 func (n *Node) DoString(args ...string) (string, error) {
-	return DoString(n.Addr(), Timeout, args...)
+	return doString(n.Addr(), n.tls, Timeout, args...)
 }
 
 // Info returns the named field of INFO section.
@@ -123,9 +125,16 @@ func StartNode(t testing.TB, name string, args ...string) *Node {
 // once, and it is tried again on another port.
 func startNode(t testing.TB, name string, argv func(port int, dir string) []string) *Node {
 	t.Helper()
+	return startNodeTLS(t, name, nil, argv)
+}
+
+// startNodeTLS is startNode for a node the harness talks to over TLS
+// with conf (plain TCP when conf is nil).
+func startNodeTLS(t testing.TB, name string, conf *tls.Config, argv func(port int, dir string) []string) *Node {
+	t.Helper()
 	var lastLog string
 	for attempt := 0; attempt < 5; attempt++ {
-		n := &Node{Name: name, Port: FreePort(t), Dir: t.TempDir(), t: t}
+		n := &Node{Name: name, Port: FreePort(t), Dir: t.TempDir(), t: t, tls: conf}
 		n.args = argv(n.Port, n.Dir)
 		t.Cleanup(n.Kill)
 		err := n.spawn()

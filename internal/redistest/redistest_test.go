@@ -146,3 +146,20 @@ func TestClusterReplicaLag(t *testing.T) {
 	promoted := c.WaitPromoted(slot, master, 30*time.Second)
 	t.Logf("cluster with %v lag: a write reached the replica in %v; %s promoted %v after the kill", lag, took.Round(time.Millisecond), promoted.Name, time.Since(killed).Round(time.Millisecond))
 }
+
+// TestStartTLSNode: a TLS-only node answers the harness over TLS, with
+// the client certificate when the node requires one, and nothing in
+// plain text.
+func TestStartTLSNode(t *testing.T) {
+	files := NewTLSFiles(t)
+	n := StartTLSNode(t, "tls", files, "--tls-auth-clients", "yes")
+	if pong, err := n.DoString("PING"); err != nil || pong != "PONG" {
+		t.Fatalf("PING over TLS = %q, %v", pong, err)
+	}
+	if _, err := DoString(n.Addr(), Timeout, "PING"); err == nil {
+		t.Error("PING in plain text to a TLS-only node succeeded")
+	}
+	if v, err := n.Do("CONFIG", "GET", "port"); err != nil || fmt.Sprint(v) != "[port 0]" {
+		t.Errorf("CONFIG GET port = %v, %v; want 0 (no plain port)", v, err)
+	}
+}

@@ -2,6 +2,7 @@ package redistest
 
 import (
 	"bufio"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -22,7 +23,18 @@ func (e ReplyError) Error() string { return string(e) }
 // simple and bulk strings, nil for a nil bulk or array, int64, []any, and
 // ReplyError for an error reply. Every step is bounded by timeout.
 func Do(addr string, timeout time.Duration, args ...string) (any, error) {
-	conn, err := net.DialTimeout("tcp", addr, timeout)
+	return do(addr, nil, timeout, args...)
+}
+
+// do is Do over TLS when conf is not nil.
+func do(addr string, conf *tls.Config, timeout time.Duration, args ...string) (any, error) {
+	var conn net.Conn
+	var err error
+	if conf != nil {
+		conn, err = tls.DialWithDialer(&net.Dialer{Timeout: timeout}, "tcp", addr, conf)
+	} else {
+		conn, err = net.DialTimeout("tcp", addr, timeout)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -39,7 +51,11 @@ func Do(addr string, timeout time.Duration, args ...string) (any, error) {
 // DoString is Do for commands whose reply is a string (INFO, CLUSTER
 // NODES, PING); a ReplyError is returned as the error.
 func DoString(addr string, timeout time.Duration, args ...string) (string, error) {
-	v, err := Do(addr, timeout, args...)
+	return doString(addr, nil, timeout, args...)
+}
+
+func doString(addr string, conf *tls.Config, timeout time.Duration, args ...string) (string, error) {
+	v, err := do(addr, conf, timeout, args...)
 	if err != nil {
 		return "", err
 	}

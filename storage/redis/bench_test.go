@@ -90,7 +90,7 @@ import (
 const (
 	benchCallers = 32 // concurrent callers of BenchmarkUpdate
 	// benchMaxRetries is the store's default, which the raw loop mirrors.
-	benchMaxRetries = redisstore.DefaultMaxRetries
+	benchMaxRetries = 10
 	benchEnable     = "REDIS_URL=redis://127.0.0.1:6379/0 go test -run '^$' -bench . ./storage/redis"
 )
 
@@ -204,9 +204,11 @@ func (r benchRedis) client(tb testing.TB, poolSize int) (*redis.Client, *roundTr
 	redisstore.ApplyTimeouts(opts)
 	if r.unix == "" {
 		var err error
-		if opts, err = redisstore.OptionsFromURL(r.url); err != nil {
-			tb.Fatalf("REDIS_URL: %v", err)
+		cfg, err := redisstore.ParseURL(r.url)
+		if err != nil || cfg.Topology != redisstore.Single {
+			tb.Fatalf("REDIS_URL: want one node: %v", err)
 		}
+		opts = cfg.Single
 	}
 	opts.PoolSize = poolSize
 	c := redis.NewClient(opts)

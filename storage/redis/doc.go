@@ -137,19 +137,62 @@
 //
 // # Readiness
 //
-// Ping says Redis answers; Ready says the store can serve, for /readyz:
-// it WATCHes the change log, reads the items hash and runs a MULTI/EXEC
-// holding a write that changes nothing, the way a request does. So a Cluster node
-// that does not own the store's slot reached as a single node (MOVED), a
-// sentinel's port (unknown command), a read-only replica (READONLY) and a
-// Sentinel or Cluster with no master are not ready. A topology that does
-// not fit the server is a configuration error: MOVED or ASK on a client
-// that is not a ClusterClient, a command the server does not know, a
-// Cluster URL naming a server with cluster support disabled, a
-// master_name the sentinels do not know. It is logged once (WithLogger)
-// naming the fix, and every call fails with an error that matches both
-// inventory.ErrUnavailable (the API answers 503, never 500, never a
-// made-up "not found" or empty list) and ErrMisconfigured.
+// Ping says Redis answers; Ready says the store can serve, for /readyz: it
+// sends every command the store sends (Commands), on its own keys and on
+// probe keys under the same hash tag that it deletes in the same
+// transaction, so lists see nothing of it. So a Cluster node that does
+// not own the store's slot reached as a single node (MOVED), a sentinel's
+// port (unknown command), a read-only replica (READONLY), a Sentinel or
+// Cluster with no master, and an ACL user that may not run one of the
+// commands are not ready; nor is a Redis whose maxmemory-policy is
+// allkeys-* (it would evict the inventory), unless WithEvictionAllowed.
+//
+// # Configuration faults
+//
+// A fault that retrying does not fix and an operator must is a
+// configuration fault. Every call fails with an error that matches both
+// inventory.ErrUnavailable (the API answers 503 with Retry-After, never
+// 500, never a made-up "not found" or empty list) and ErrMisconfigured,
+// and says the fix; the store logs it once at Error with the fix
+// (attribute "fault" names the kind), counts the failed calls in
+// Stats.ConfigFaults while it persists, and logs at Info once it clears
+// (the next successful call; for a fault Ready met, such as the eviction
+// policy or a command only Ready and lists send, the next successful
+// Ready). The faults, by kind:
+//
+//   - tls-verify: the server's certificate is not trusted; give its CA
+//     (INVENTORY_REDIS_CA_FILE in the examples, Config.LoadTLSFiles).
+//   - plain-to-tls-port, tls-to-plain-port: redis:// spoken to a TLS port
+//     (use rediss://), or rediss:// to a plain one (use redis://); told by
+//     asking the port in the other protocol, at most every 5 s.
+//   - credentials: WRONGPASS or NOAUTH. In the Sentinel form the URL's
+//     user and password are the sentinels', the username= and password=
+//     parameters (or the password file) the master's; the fix says which
+//     side refused.
+//   - acl: NOPERM; the fix names the command and the rule that grants it
+//     (+xadd), or the key pattern (~{prefix}:*), and the whole ACLRule.
+//   - master-name: the sentinels know no master of the name given.
+//   - cluster-node-as-single, not-a-cluster, sentinel-port: the URL names
+//     another topology than the server's.
+//   - eviction-policy: maxmemory-policy allkeys-* (Ready only).
+//   - maxmemory: OOM command not allowed; raise maxmemory or free memory.
+//
+// go-redis logs on its own too (process-wide, redis.SetLogger):
+// NewGoRedisLogger sends its lines to an slog.Logger, its routine
+// Sentinel events at Info.
+//
+// # ACL
+//
+// The store needs the commands in Commands on the keys {prefix}:* and no
+// Pub/Sub channel. ACLRule(prefix) is that least rule; for the default
+// prefix:
+//
+//	ACL SETUSER app on >PASSWORD resetkeys resetchannels -@all ~{inventory}:* +ping +info +watch +unwatch +multi +exec +exists +hget +hset +hdel +hlen +hscan +mset +del +unlink +expire +persist +rename +xadd +xrange +xrevrange +wait
+//
+// Clear also needs +scan. A password that rotates can be read from a file
+// for every new connection (Config.UsePasswordFile): after ACL SETUSER
+// with the new password and the file updated, close the old connections
+// (CLIENT KILL USER app) and the same Store writes again.
 //
 // # Failover
 //
@@ -195,14 +238,17 @@
 // cause: the API answers 503 with Retry-After and logs a warning. So are
 // an update whose retries ran out, a write that fewer replicas
 // acknowledged than WithReplicaAcks asks, a transaction that a replica
-// refused (READONLY), and a misconfigured topology (see Readiness). Anything else (authentication, out of memory, TLS,
-// corrupt data, a bug) is answered 500 and logged as an error.
+// refused (READONLY), and every configuration fault (authentication, ACL,
+// TLS, out of memory, a topology that does not fit: see Configuration
+// faults). Anything else (corrupt data, a bug) is answered 500 and logged
+// as an error.
 //
 // # Timeouts
 //
 // go-redis's defaults have changed between minor versions, so ParseURL
 // (and ApplyTimeouts, ApplyClusterTimeouts, ApplyFailoverTimeouts for
-// options you build yourself) set them explicitly, for every topology: DialTimeout 2 s
+// options you build yourself) set them explicitly, for every topology (see
+// ApplyTimeouts): DialTimeout 2 s
 // (2 attempts, 100 ms apart), ReadTimeout and WriteTimeout 2 s, PoolTimeout
 // 2 s, go-redis's own retries of a failed command 2 (backoff 8–256 ms), and
 // ContextTimeoutEnabled. A request's store deadline (inventory's

@@ -8,7 +8,6 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/petinventory/petinventory/inventory"
 	redisstore "github.com/petinventory/petinventory/storage/redis"
-	"github.com/redis/go-redis/v9"
 )
 
 // Example builds a store on a Redis given by URL (here an in-process
@@ -20,11 +19,11 @@ func Example() {
 	}
 	defer m.Close()
 
-	opts, err := redisstore.OptionsFromURL("redis://" + m.Addr() + "/0") // e.g. os.Getenv("REDIS_URL")
+	cfg, err := redisstore.ParseURL("redis://" + m.Addr() + "/0") // e.g. os.Getenv("REDIS_URL")
 	if err != nil {
 		panic(err)
 	}
-	client := redis.NewClient(opts)
+	client := cfg.NewClient()
 	defer client.Close()
 	store, err := redisstore.New(client, redisstore.WithKeyPrefix("petstore"))
 	if err != nil {
@@ -80,4 +79,36 @@ func ExampleParseURL() {
 	// cluster, seeds 10.0.0.1:7000
 	// sentinel, master "shop" via 10.0.0.1:26379 10.0.0.2:26379, db 0
 	// redisstore: invalid Redis URL: host "10.0.0.1:7101,10.0.0.2:7102" names several addresses separated by commas; for a Cluster write redis://host1:port1?addr=host2:port2&addr=host3:port3, for Sentinel redis://sentinel1:port?master_name=NAME&addr=sentinel2:port
+}
+
+// ExampleACLRule prints the least Redis ACL rule for a store under the
+// prefix "petstore", to give to ACL SETUSER.
+func ExampleACLRule() {
+	fmt.Println("ACL SETUSER app on >PASSWORD " + redisstore.ACLRule("petstore"))
+	// Output:
+	// ACL SETUSER app on >PASSWORD resetkeys resetchannels -@all ~{petstore}:* +ping +info +watch +unwatch +multi +exec +exists +hget +hset +hdel +hlen +hscan +mset +del +unlink +expire +persist +rename +xadd +xrange +xrevrange +wait
+}
+
+// ExampleConfig_LoadTLSFiles connects to a managed Redis over TLS with a
+// private CA, a client certificate and a password file that rotates.
+func ExampleConfig_LoadTLSFiles() {
+	cfg, err := redisstore.ParseURL("rediss://app@redis.example:6380/0") // e.g. os.Getenv("REDIS_URL")
+	if err != nil {
+		panic(err)
+	}
+	if err := cfg.LoadTLSFiles("/etc/redis/ca.crt", "/etc/redis/client.crt", "/etc/redis/client.key"); err != nil {
+		fmt.Println(err) // names the file at fault
+		return
+	}
+	if err := cfg.UsePasswordFile("/run/secrets/redis-password"); err != nil {
+		fmt.Println(err)
+		return
+	}
+	client := cfg.NewClient()
+	defer client.Close()
+	store, err := redisstore.New(client)
+	if err != nil {
+		panic(err)
+	}
+	_ = store // serve it with inventory.New(store)
 }

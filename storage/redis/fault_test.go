@@ -138,7 +138,7 @@ func (a answer) okOrUnavailable() bool {
 // or 200; once it is back, the same API, store and client serve again.
 func TestFaultRedisStopsAndRestarts(t *testing.T) {
 	srv := startRedisServer(t)
-	opts, err := OptionsFromURL(srv.url())
+	opts, err := optionsFromURL(srv.url())
 	if err != nil {
 		t.Fatal(err)
 	}

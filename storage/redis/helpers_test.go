@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -21,7 +22,7 @@ const enableRealRedis = "REDIS_URL=redis://127.0.0.1:6379/0 go test ./..."
 func miniClient(t *testing.T) (*miniredis.Miniredis, *redis.Client) {
 	t.Helper()
 	m := miniredis.RunT(t)
-	opts, err := OptionsFromURL("redis://" + m.Addr() + "/0")
+	opts, err := optionsFromURL("redis://" + m.Addr() + "/0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +40,7 @@ func realClient(t *testing.T) *redis.Client {
 	if url == "" {
 		t.Skipf("REDIS_URL is not set, so the tests against a real redis-server are skipped; `%s` enables them", enableRealRedis)
 	}
-	opts, err := OptionsFromURL(url)
+	opts, err := optionsFromURL(url)
 	if err != nil {
 		t.Fatalf("REDIS_URL: %v", err)
 	}
@@ -119,4 +120,16 @@ func storeAtURL(t *testing.T, url string, opts ...Option) *Store {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// optionsFromURL is ParseURL for a URL of one node.
+func optionsFromURL(url string) (*redis.Options, error) {
+	c, err := ParseURL(url)
+	if err != nil {
+		return nil, err
+	}
+	if c.Topology != Single {
+		return nil, fmt.Errorf("%s names a %s, not one node", url, c.Topology)
+	}
+	return c.Single, nil
 }

@@ -37,7 +37,7 @@ func replicated(t *testing.T, lag time.Duration) (master, replica *redistest.Nod
 		t.Fatalf("the replica did not sync within 20s: %v\nmaster's log:\n%s\nreplica's log:\n%s", err, master.Log(), replica.Log())
 	}
 	client := func(n *redistest.Node) *redis.Client {
-		opts, err := OptionsFromURL("redis://" + n.Addr() + "/0")
+		opts, err := optionsFromURL("redis://" + n.Addr() + "/0")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -212,8 +212,8 @@ func TestSentinelTopology(t *testing.T) {
 			t.Errorf("%s with a master name the sentinels do not know = %v, want unavailable and misconfigured", name, err)
 		}
 	}
-	if logs := buf.String(); strings.Count(logs, "configuration error") != 1 || !strings.Contains(logs, "master_name") {
-		t.Errorf("want one configuration error naming master_name in the log:\n%s", logs)
+	if logs := buf.String(); strings.Count(logs, "configuration fault") != 1 || !strings.Contains(logs, `no master named \"no-such-master\"`) {
+		t.Errorf("want one configuration fault naming the master name in the log:\n%s", logs)
 	}
 
 	gone := storeFor("redis://" + closedAddr(t) + "?master_name=" + set.MasterName)
@@ -244,7 +244,7 @@ func TestClusterURLOnSingleNode(t *testing.T) {
 			t.Errorf("%s = %v, want unavailable and misconfigured", name, err)
 		}
 	}
-	if logs := buf.String(); strings.Count(logs, "configuration error") != 1 || !strings.Contains(logs, "not a Cluster node") {
+	if logs := buf.String(); strings.Count(logs, "configuration fault") != 1 || !strings.Contains(logs, "not a Cluster node") {
 		t.Errorf("want one configuration error saying the server is not a Cluster node:\n%s", logs)
 	}
 }

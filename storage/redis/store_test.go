@@ -344,7 +344,7 @@ func TestNew(t *testing.T) {
 		}
 	}
 	s, err := New(c)
-	if err != nil || s.KeyPrefix() != DefaultKeyPrefix || s.maxRetries != DefaultMaxRetries {
+	if err != nil || s.KeyPrefix() != DefaultKeyPrefix || s.maxRetries != defaultMaxRetries {
 		t.Fatalf("New(c) = %+v, %v; want the defaults", s, err)
 	}
 	s, err = New(c, WithKeyPrefix("app-1/inv.v2:x_y"), WithMaxRetries(0))

@@ -49,9 +49,43 @@ func TestStoreConformanceSentinel(t *testing.T) {
 	t.Parallel()
 	s := redistest.StartSentinel(t, redistest.SentinelOptions{})
 	addrs := s.SentinelAddrs()
-	client := topologyClient(t, "redis://"+addrs[0]+"?master_name="+s.MasterName+"&addr="+addrs[1]+"&addr="+addrs[2], Sentinel)
+	client := topologyClient(t, "redis://"+addrs[0]+"?master_name="+s.MasterName+"&addr="+addrs[1]+"&addr="+addrs[2], Failover)
 	storetest.Run(t, topologyConfig(func(t *testing.T) inventory.Store {
 		return newTestStore(t, client)
+	}))
+}
+
+// The same suite over TLS: every node TLS-only, the Cluster's bus, the
+// replication and the sentinels included, reached through rediss:// URLs
+// and a private CA given to LoadTLSFiles (with a client certificate).
+
+func TestStoreConformanceClusterTLS(t *testing.T) {
+	t.Parallel()
+	files := redistest.NewTLSFiles(t)
+	c := redistest.StartClusterWith(t, redistest.ClusterOptions{TLS: files})
+	seeds, _ := c.Others(c.KeySlot("{" + DefaultKeyPrefix + "}:items"))
+	client := topologyTLSClient(t, "rediss://"+seeds[0].Addr()+"?addr="+seeds[1].Addr(), Cluster, files)
+	storetest.Run(t, topologyConfig(func(t *testing.T) inventory.Store {
+		s := newTestStore(t, client)
+		if err := s.Ready(t.Context()); err != nil {
+			t.Fatalf("Ready: %v", err)
+		}
+		return s
+	}))
+}
+
+func TestStoreConformanceSentinelTLS(t *testing.T) {
+	t.Parallel()
+	files := redistest.NewTLSFiles(t)
+	s := redistest.StartSentinel(t, redistest.SentinelOptions{TLS: files})
+	addrs := s.SentinelAddrs()
+	client := topologyTLSClient(t, "rediss://"+addrs[0]+"?master_name="+s.MasterName+"&addr="+addrs[1]+"&addr="+addrs[2], Failover, files)
+	storetest.Run(t, topologyConfig(func(t *testing.T) inventory.Store {
+		st := newTestStore(t, client)
+		if err := st.Ready(t.Context()); err != nil {
+			t.Fatalf("Ready: %v", err)
+		}
+		return st
 	}))
 }
 
@@ -60,9 +94,21 @@ func TestStoreConformanceSentinel(t *testing.T) {
 // ends.
 func topologyClient(t *testing.T, url string, topology Topology) redis.UniversalClient {
 	t.Helper()
+	return topologyTLSClient(t, url, topology, nil)
+}
+
+// topologyTLSClient is topologyClient with the CA and the client
+// certificate of files given to LoadTLSFiles, when files is not nil.
+func topologyTLSClient(t *testing.T, url string, topology Topology, files *redistest.TLSFiles) redis.UniversalClient {
+	t.Helper()
 	cfg, err := ParseURL(url)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if files != nil {
+		if err := cfg.LoadTLSFiles(files.CA, files.ClientCert, files.ClientKey); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if cfg.Topology != topology {
 		t.Fatalf("ParseURL(%q) names a %s, want a %s", url, cfg.Topology, topology)

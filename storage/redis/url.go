@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -12,34 +13,19 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// The client settings ApplyTimeouts gives a go-redis Options where it
-// leaves them unset. go-redis's own defaults have changed between minor
-// versions, so the store does not rely on them.
-//
-// With ContextTimeoutEnabled, a call's context deadline (the API's store
-// timeout, 2 s in the examples) bounds every socket read and write; the
-// read and write timeouts below only bound calls whose context has no
-// deadline.
+// The client settings the store gives a go-redis client where they are
+// left unset (see ApplyTimeouts). go-redis's own defaults have changed
+// between minor versions, so the store does not rely on them.
 const (
-	// DialTimeout bounds one attempt to open a connection (TCP and TLS).
-	DialTimeout = 2 * time.Second
-	// DialerRetries is how many times a connection is dialled before the
-	// call fails; DialerRetryTimeout is the pause between two attempts.
-	DialerRetries      = 2
-	DialerRetryTimeout = 100 * time.Millisecond
-	// ReadTimeout and WriteTimeout bound one socket read or write.
-	ReadTimeout  = 2 * time.Second
-	WriteTimeout = 2 * time.Second
-	// PoolTimeout bounds the wait for a free connection when all of the
-	// pool's are busy.
-	PoolTimeout = 2 * time.Second
-	// MaxRetries is how many times go-redis retries a command after a
-	// network error or a LOADING/READONLY-style reply, with a backoff
-	// between MinRetryBackoff and MaxRetryBackoff. Every write of the store
-	// is idempotent, so a retry cannot apply a change twice.
-	MaxRetries      = 2
-	MinRetryBackoff = 8 * time.Millisecond
-	MaxRetryBackoff = 256 * time.Millisecond
+	dialTimeout        = 2 * time.Second
+	dialerRetries      = 2
+	dialerRetryTimeout = 100 * time.Millisecond
+	readTimeout        = 2 * time.Second
+	writeTimeout       = 2 * time.Second
+	poolTimeout        = 2 * time.Second
+	maxRetries         = 2
+	minRetryBackoff    = 8 * time.Millisecond
+	maxRetryBackoff    = 256 * time.Millisecond
 )
 
 // timeouts points at the timeout fields of one of go-redis's option
@@ -57,25 +43,41 @@ func (t timeouts) apply() {
 			*p = d
 		}
 	}
-	setDur(t.dial, DialTimeout)
-	setDur(t.dialRetry, DialerRetryTimeout)
-	setDur(t.read, ReadTimeout)
-	setDur(t.write, WriteTimeout)
-	setDur(t.pool, PoolTimeout)
-	setDur(t.minBackoff, MinRetryBackoff)
-	setDur(t.maxBackoff, MaxRetryBackoff)
+	setDur(t.dial, dialTimeout)
+	setDur(t.dialRetry, dialerRetryTimeout)
+	setDur(t.read, readTimeout)
+	setDur(t.write, writeTimeout)
+	setDur(t.pool, poolTimeout)
+	setDur(t.minBackoff, minRetryBackoff)
+	setDur(t.maxBackoff, maxRetryBackoff)
 	if *t.dialerRetries == 0 {
-		*t.dialerRetries = DialerRetries
+		*t.dialerRetries = dialerRetries
 	}
 	if *t.maxRetries == 0 {
-		*t.maxRetries = MaxRetries
+		*t.maxRetries = maxRetries
 	}
 }
 
-// ApplyTimeouts sets, in o, each of the settings above that is still zero,
+// ApplyTimeouts sets, in o, each of these settings that is still zero,
 // and turns ContextTimeoutEnabled on so that every call honours its
-// context's deadline. Use it when you build the go-redis options yourself;
-// ParseURL calls it (or ApplyClusterTimeouts, ApplyFailoverTimeouts).
+// context's deadline (the API's store timeout bounds every socket read
+// and write; the read and write timeouts only bound calls whose context
+// has no deadline):
+//
+//   - DialTimeout 2s: one attempt to open a connection (TCP and TLS);
+//   - DialerRetries 2, DialerRetryTimeout 100ms: how many times a
+//     connection is dialled before the call fails, and the pause between
+//     two attempts;
+//   - ReadTimeout 2s, WriteTimeout 2s: one socket read or write;
+//   - PoolTimeout 2s: the wait for a free connection when all of the
+//     pool's are busy;
+//   - MaxRetries 2, MinRetryBackoff 8ms, MaxRetryBackoff 256ms: how many
+//     times go-redis sends a command again after a network error or a
+//     LOADING/READONLY-style reply, and the backoff between; every write
+//     of the store is idempotent, so a retry cannot apply a change twice.
+//
+// Use it when you build the go-redis options yourself; ParseURL calls it
+// (or ApplyClusterTimeouts, ApplyFailoverTimeouts).
 func ApplyTimeouts(o *redis.Options) {
 	timeouts{&o.DialTimeout, &o.DialerRetryTimeout, &o.ReadTimeout, &o.WriteTimeout, &o.PoolTimeout,
 		&o.MinRetryBackoff, &o.MaxRetryBackoff, &o.DialerRetries, &o.MaxRetries, &o.ContextTimeoutEnabled}.apply()
@@ -100,21 +102,26 @@ func ApplyFailoverTimeouts(o *redis.FailoverOptions) {
 // Topology is the kind of Redis deployment a URL names.
 type Topology string
 
+// The topologies, each named after the Config field that holds its
+// options.
 const (
-	// SingleNode is one Redis server (redis://, rediss:// or unix://).
-	SingleNode Topology = "single node"
-	// Cluster is a Redis Cluster, reached through any of its nodes.
+	// Single is one Redis server (redis://, rediss:// or unix://):
+	// Config.Single.
+	Single Topology = "single node"
+	// Cluster is a Redis Cluster, reached through any of its nodes:
+	// Config.Cluster.
 	Cluster Topology = "cluster"
-	// Sentinel is a master managed by Redis Sentinel, found by asking the
-	// sentinels.
-	Sentinel Topology = "sentinel"
+	// Failover is a master managed by Redis Sentinel, found by asking the
+	// sentinels: Config.Failover.
+	Failover Topology = "sentinel"
 )
 
 // Config is a parsed Redis URL: the topology it names and the go-redis
 // options for it, with the store's timeouts applied. Exactly one of
 // Single, Cluster and Failover is set, the one that goes with Topology.
-// Change the options before NewClient if you need to (a TLS root
-// certificate, a dialer).
+// LoadTLSFiles and UsePasswordFile add a private CA, a client
+// certificate and a password read from a file; change other options
+// before NewClient if you need to (a dialer).
 type Config struct {
 	Topology Topology
 	Single   *redis.Options
@@ -130,8 +137,10 @@ func (c *Config) NewClient() redis.UniversalClient {
 	switch c.Topology {
 	case Cluster:
 		return redis.NewClusterClient(c.Cluster)
-	case Sentinel:
-		return redis.NewFailoverClient(c.Failover)
+	case Failover:
+		client := redis.NewFailoverClient(c.Failover)
+		registerFailover(client, c.Failover)
+		return client
 	}
 	return redis.NewClient(c.Single)
 }
@@ -147,7 +156,7 @@ func (c *Config) String() string {
 			tls = " (TLS)"
 		}
 		return "cluster, seeds " + strings.Join(c.Cluster.Addrs, " ") + tls
-	case Sentinel:
+	case Failover:
 		if c.Failover.TLSConfig != nil {
 			tls = " (TLS)"
 		}
@@ -219,6 +228,11 @@ func parseURL(rawURL string) (*Config, error) {
 		return nil, fmt.Errorf("host %q names several addresses separated by commas; for a Cluster write redis://host1:port1?addr=host2:port2&addr=host3:port3, for Sentinel redis://sentinel1:port?master_name=NAME&addr=sentinel2:port", u.Host)
 	}
 	q := u.Query()
+	for k := range q {
+		if !slices.Contains(knownParams, k) {
+			return nil, unknownParam(k)
+		}
+	}
 	_, named := q["master_name"]
 	addrs, hasAddrs := q["addr"]
 	clusterFlag, hasCluster := q["cluster"]
@@ -268,7 +282,7 @@ func parseURL(rawURL string) (*Config, error) {
 			return nil, goRedisError(err)
 		}
 		ApplyFailoverTimeouts(o)
-		return &Config{Topology: Sentinel, Failover: o}, nil
+		return &Config{Topology: Failover, Failover: o}, nil
 	case cluster || hasAddrs:
 		if err := refuse(q, replicaReads); err != nil {
 			return nil, err
@@ -296,7 +310,57 @@ func parseURL(rawURL string) (*Config, error) {
 		return nil, goRedisError(err)
 	}
 	ApplyTimeouts(o)
-	return &Config{Topology: SingleNode, Single: o}, nil
+	return &Config{Topology: Single, Single: o}, nil
+}
+
+// knownParams are the query parameters of a Redis URL: go-redis's, of
+// any of its three forms, and the store's own cluster.
+var knownParams = []string{
+	"addr", "client_name", "cluster", "conn_max_idle_time", "conn_max_lifetime", "conn_max_lifetime_jitter",
+	"context_timeout_enabled", "db", "dial_timeout", "dialer_retries", "dialer_retry_timeout",
+	"failing_timeout_seconds", "idle_timeout", "master_name", "max_active_conns", "max_concurrent_dials",
+	"max_conn_age", "max_idle_conns", "max_redirects", "max_retries", "max_retry_backoff", "min_idle_conns",
+	"min_retry_backoff", "password", "pipeline_pool_size", "pipeline_read_buffer_size",
+	"pipeline_write_buffer_size", "pool_fifo", "pool_size", "pool_timeout", "protocol", "read_only",
+	"read_timeout", "replica_only", "route_by_latency", "route_by_latency_tolerance", "route_randomly",
+	"skip_verify", "use_disconnected_replicas", "username", "write_timeout",
+}
+
+// unknownParam is the error for a query parameter no form knows, with the
+// known one it is closest to when it looks like a misspelling of it.
+func unknownParam(k string) error {
+	best, bestD := "", len(k)/3+2
+	norm := strings.ToLower(strings.ReplaceAll(k, "-", "_"))
+	for _, p := range knownParams {
+		if d := editDistance(norm, p); d < bestD {
+			best, bestD = p, d
+		}
+	}
+	if best != "" {
+		return fmt.Errorf("unknown parameter %q; did you mean %s?", k, best)
+	}
+	return fmt.Errorf("unknown parameter %q; the parameters are go-redis's (master_name, addr, username, password, dial_timeout, pool_size, …) and cluster", k)
+}
+
+// editDistance is the Levenshtein distance of a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
 
 // refuse fails when q has one of params.
@@ -328,21 +392,6 @@ func checkAddr(a string) error {
 // secrets it may quote.
 func goRedisError(err error) error {
 	return errors.New(redact(strings.TrimPrefix(err.Error(), "redis: ")))
-}
-
-// OptionsFromURL parses the URL of one Redis node (redis://, rediss:// or
-// unix://, see ParseURL) and returns its options with the store's
-// timeouts. A URL that names a Cluster or a Sentinel-managed master is an
-// error: use ParseURL, whose Config.NewClient builds any of the three.
-func OptionsFromURL(rawURL string) (*redis.Options, error) {
-	c, err := ParseURL(rawURL)
-	if err != nil {
-		return nil, err
-	}
-	if c.Topology != SingleNode {
-		return nil, fmt.Errorf("redisstore: OptionsFromURL: the URL names a %s, not one node; use ParseURL and Config.NewClient", c.Topology)
-	}
-	return c.Single, nil
 }
 
 // redact returns s (a URL, or an error quoting one) with the user

@@ -9,56 +9,45 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-func TestOptionsFromURL(t *testing.T) {
-	o, err := OptionsFromURL("redis://127.0.0.1:6379/2")
+func TestParseURLSingleDefaults(t *testing.T) {
+	o, err := optionsFromURL("redis://127.0.0.1:6379/2")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if o.Addr != "127.0.0.1:6379" || o.DB != 2 || o.TLSConfig != nil {
 		t.Errorf("Addr, DB, TLS = %q, %d, %v", o.Addr, o.DB, o.TLSConfig)
 	}
-	if !o.ContextTimeoutEnabled || o.DialTimeout != DialTimeout || o.ReadTimeout != ReadTimeout ||
-		o.WriteTimeout != WriteTimeout || o.PoolTimeout != PoolTimeout || o.MaxRetries != MaxRetries ||
-		o.DialerRetries != DialerRetries || o.DialerRetryTimeout != DialerRetryTimeout ||
-		o.MinRetryBackoff != MinRetryBackoff || o.MaxRetryBackoff != MaxRetryBackoff {
-		t.Errorf("the documented timeouts are not all set: %+v", o)
-	}
+	sameTimeouts(t, "redis://", o.ContextTimeoutEnabled, o.DialTimeout, o.DialerRetryTimeout, o.ReadTimeout, o.WriteTimeout,
+		o.PoolTimeout, o.MinRetryBackoff, o.MaxRetryBackoff, o.DialerRetries, o.MaxRetries)
 
 	// What the URL sets wins; the rest gets the defaults.
-	o, err = OptionsFromURL("rediss://user:pw@redis.example:6380/0?dial_timeout=5s&max_retries=-1")
+	o, err = optionsFromURL("rediss://user:pw@redis.example:6380/0?dial_timeout=5s&max_retries=-1")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if o.TLSConfig == nil || o.Username != "user" || o.Password != "pw" {
 		t.Errorf("rediss:// with credentials: TLS %v, user %q", o.TLSConfig, o.Username)
 	}
-	if o.DialTimeout != 5*time.Second || o.MaxRetries != -1 || o.ReadTimeout != ReadTimeout {
+	if o.DialTimeout != 5*time.Second || o.MaxRetries != -1 || o.ReadTimeout != readTimeout {
 		t.Errorf("DialTimeout, MaxRetries, ReadTimeout = %v, %d, %v; want 5s, -1 (from the URL) and the default", o.DialTimeout, o.MaxRetries, o.ReadTimeout)
 	}
 
 	// A socket on this host.
-	o, err = OptionsFromURL("unix:///run/redis/redis.sock?db=3")
+	o, err = optionsFromURL("unix:///run/redis/redis.sock?db=3")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.Network != "unix" || o.Addr != "/run/redis/redis.sock" || o.DB != 3 || o.ReadTimeout != ReadTimeout {
+	if o.Network != "unix" || o.Addr != "/run/redis/redis.sock" || o.DB != 3 || o.ReadTimeout != readTimeout {
 		t.Errorf("unix://: Network, Addr, DB, ReadTimeout = %q, %q, %d, %v", o.Network, o.Addr, o.DB, o.ReadTimeout)
-	}
-
-	// A Cluster or Sentinel URL is not one node's options.
-	for _, u := range []string{"redis://a:1?addr=b:2", "redis://a:1?master_name=m"} {
-		if _, err := OptionsFromURL(u); err == nil || !strings.Contains(err.Error(), "use ParseURL") {
-			t.Errorf("OptionsFromURL(%q) = %v, want an error pointing at ParseURL", u, err)
-		}
 	}
 }
 
 // sameTimeouts checks the store's defaults on any of go-redis's option
-// types, given their fields.
+// types, given their fields: the values ApplyTimeouts documents.
 func sameTimeouts(t *testing.T, what string, ctxTimeout bool, dial, dialRetry, read, write, pool, minB, maxB time.Duration, dialerRetries, maxRetries int) {
 	t.Helper()
-	if !ctxTimeout || dial != DialTimeout || dialRetry != DialerRetryTimeout || read != ReadTimeout || write != WriteTimeout ||
-		pool != PoolTimeout || minB != MinRetryBackoff || maxB != MaxRetryBackoff || dialerRetries != DialerRetries || maxRetries != MaxRetries {
+	if !ctxTimeout || dial != 2*time.Second || dialRetry != 100*time.Millisecond || read != 2*time.Second || write != 2*time.Second ||
+		pool != 2*time.Second || minB != 8*time.Millisecond || maxB != 256*time.Millisecond || dialerRetries != 2 || maxRetries != 2 {
 		t.Errorf("%s: the store's timeouts are not all set: ContextTimeoutEnabled %v, dial %v (retry %v ×%d), read %v, write %v, pool %v, retries %d (%v..%v)",
 			what, ctxTimeout, dial, dialRetry, dialerRetries, read, write, pool, maxRetries, minB, maxB)
 	}
@@ -71,18 +60,18 @@ func TestParseURLTopologies(t *testing.T) {
 		says string // in String()
 		addr []string
 	}{
-		{"redis://127.0.0.1:6379/1", SingleNode, "single node 127.0.0.1:6379, db 1", []string{"127.0.0.1:6379"}},
-		{"redis://localhost", SingleNode, "single node localhost:6379, db 0", []string{"localhost:6379"}},
-		{"rediss://u:pw@r.example:6380/0", SingleNode, "single node r.example:6380, db 0 (TLS)", []string{"r.example:6380"}},
-		{"unix:///tmp/r.sock?db=2", SingleNode, "single node, socket /tmp/r.sock, db 2", []string{"/tmp/r.sock"}},
+		{"redis://127.0.0.1:6379/1", Single, "single node 127.0.0.1:6379, db 1", []string{"127.0.0.1:6379"}},
+		{"redis://localhost", Single, "single node localhost:6379, db 0", []string{"localhost:6379"}},
+		{"rediss://u:pw@r.example:6380/0", Single, "single node r.example:6380, db 0 (TLS)", []string{"r.example:6380"}},
+		{"unix:///tmp/r.sock?db=2", Single, "single node, socket /tmp/r.sock, db 2", []string{"/tmp/r.sock"}},
 		{"redis://10.0.0.1:7000?addr=10.0.0.2:7000&addr=10.0.0.3:7000", Cluster, "cluster, seeds 10.0.0.1:7000 10.0.0.2:7000 10.0.0.3:7000",
 			[]string{"10.0.0.1:7000", "10.0.0.2:7000", "10.0.0.3:7000"}},
 		{"redis://10.0.0.1:7000?cluster=true", Cluster, "cluster, seeds 10.0.0.1:7000", []string{"10.0.0.1:7000"}},
 		{"rediss://u:pw@10.0.0.1:7000/0?cluster=1&dial_timeout=3s", Cluster, "cluster, seeds 10.0.0.1:7000 (TLS)", []string{"10.0.0.1:7000"}},
 		{"redis://10.0.0.1:7000?cluster=true&addr=10.0.0.2:7000", Cluster, "cluster, seeds 10.0.0.1:7000 10.0.0.2:7000", []string{"10.0.0.1:7000", "10.0.0.2:7000"}},
-		{"redis://s1:26379?master_name=shop&addr=s2:26379&addr=s3:26379", Sentinel, `sentinel, master "shop" via s1:26379 s2:26379 s3:26379, db 0`,
+		{"redis://s1:26379?master_name=shop&addr=s2:26379&addr=s3:26379", Failover, `sentinel, master "shop" via s1:26379 s2:26379 s3:26379, db 0`,
 			[]string{"s1:26379", "s2:26379", "s3:26379"}},
-		{"redis://su:spw@s1:26379/3?master_name=shop&password=mpw", Sentinel, `sentinel, master "shop" via s1:26379, db 3`, []string{"s1:26379"}},
+		{"redis://su:spw@s1:26379/3?master_name=shop&password=mpw", Failover, `sentinel, master "shop" via s1:26379, db 3`, []string{"s1:26379"}},
 	} {
 		c, err := ParseURL(tc.url)
 		if err != nil {
@@ -97,7 +86,7 @@ func TestParseURLTopologies(t *testing.T) {
 		}
 		var addrs []string
 		switch c.Topology {
-		case SingleNode:
+		case Single:
 			o := c.Single
 			addrs = []string{o.Addr}
 			sameTimeouts(t, tc.url, o.ContextTimeoutEnabled, o.DialTimeout, o.DialerRetryTimeout, o.ReadTimeout, o.WriteTimeout, o.PoolTimeout, o.MinRetryBackoff, o.MaxRetryBackoff, o.DialerRetries, o.MaxRetries)
@@ -111,7 +100,7 @@ func TestParseURLTopologies(t *testing.T) {
 				if o.DialTimeout != 3*time.Second {
 					t.Errorf("ParseURL(%q): DialTimeout %v, want the URL's 3s", tc.url, o.DialTimeout)
 				}
-				o.DialTimeout = DialTimeout
+				o.DialTimeout = dialTimeout
 			}
 			sameTimeouts(t, tc.url, o.ContextTimeoutEnabled, o.DialTimeout, o.DialerRetryTimeout, o.ReadTimeout, o.WriteTimeout, o.PoolTimeout, o.MinRetryBackoff, o.MaxRetryBackoff, o.DialerRetries, o.MaxRetries)
 			if c.Single != nil || c.Failover != nil {
@@ -120,7 +109,7 @@ func TestParseURLTopologies(t *testing.T) {
 			if strings.HasPrefix(tc.url, "rediss://u:pw@") && (o.Username != "u" || o.Password != "pw" || o.TLSConfig == nil) {
 				t.Errorf("ParseURL(%q): user %q, TLS %v; want the URL's", tc.url, o.Username, o.TLSConfig)
 			}
-		case Sentinel:
+		case Failover:
 			o := c.Failover
 			addrs = o.SentinelAddrs
 			sameTimeouts(t, tc.url, o.ContextTimeoutEnabled, o.DialTimeout, o.DialerRetryTimeout, o.ReadTimeout, o.WriteTimeout, o.PoolTimeout, o.MinRetryBackoff, o.MaxRetryBackoff, o.DialerRetries, o.MaxRetries)
@@ -179,6 +168,12 @@ func TestParseURLErrors(t *testing.T) {
 		{"redis://a:7101?addr=b:x", `addr="b:x"`},
 		{"redis://a:7101?addr=:7102", `addr=":7102"`},
 		{"redis://a:7101?addr=b:7102&no_such_option=1", "no_such_option"},
+		// A misspelt parameter gets the right one suggested.
+		{"redis://s:26379?master-name=m", `unknown parameter "master-name"; did you mean master_name?`},
+		{"redis://s:26379?master_name=m&addr=s2:1&pasword=x", "did you mean password?"},
+		{"redis://a:1?dial-timeout=1s", "did you mean dial_timeout?"},
+		{"redis://a:1?Cluster=true", "did you mean cluster?"},
+		{"redis://a:1?frobnicate=1", "the parameters are go-redis's"},
 		{"redis://a:7101?cluster=yes", "cluster="},
 		{"redis://a:7101?cluster=true&cluster=true", "cluster is given more than once"},
 		{"redis://a:7101?cluster=false&addr=b:7102", "cluster=false"},
@@ -213,9 +208,6 @@ func TestParseURLErrors(t *testing.T) {
 		}
 		if !strings.Contains(msg, tc.says) {
 			t.Errorf("ParseURL(%q) error %q does not say %q", tc.url, msg, tc.says)
-		}
-		if _, err := OptionsFromURL(tc.url); err == nil {
-			t.Errorf("OptionsFromURL(%q) accepts what ParseURL refuses", tc.url)
 		}
 	}
 }

@@ -1,0 +1,158 @@
+package redistest
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// TLSFiles are the PEM files of a private certificate authority made for
+// one test: a CA, a server certificate it signed for 127.0.0.1 and
+// localhost, and a client certificate it signed (for mutual TLS), each
+// key beside its certificate. They live in a t.TempDir().
+type TLSFiles struct {
+	CA         string // the CA's certificate
+	ServerCert string
+	ServerKey  string
+	ClientCert string
+	ClientKey  string
+}
+
+// NewTLSFiles makes a CA, a server and a client certificate (ECDSA P-256,
+// valid for a day) and writes them to a fresh directory.
+func NewTLSFiles(t testing.TB) *TLSFiles {
+	t.Helper()
+	dir := t.TempDir()
+	f := &TLSFiles{
+		CA:         filepath.Join(dir, "ca.crt"),
+		ServerCert: filepath.Join(dir, "server.crt"),
+		ServerKey:  filepath.Join(dir, "server.key"),
+		ClientCert: filepath.Join(dir, "client.crt"),
+		ClientKey:  filepath.Join(dir, "client.key"),
+	}
+	caKey, caDER := certificate(t, &x509.Certificate{
+		Subject:               pkix.Name{CommonName: "redistest CA"},
+		IsCA:                  true,
+		BasicConstraintsValid: true,
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
+	}, nil, nil)
+	ca, err := x509.ParseCertificate(caDER)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writePEM(t, f.CA, "CERTIFICATE", caDER)
+	for _, c := range []struct {
+		cert, key string
+		tmpl      *x509.Certificate
+	}{
+		{f.ServerCert, f.ServerKey, &x509.Certificate{
+			Subject:     pkix.Name{CommonName: "127.0.0.1"},
+			IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
+			DNSNames:    []string{"localhost"},
+			KeyUsage:    x509.KeyUsageDigitalSignature,
+			// Redis uses the server certificate for its outgoing
+			// connections too (replication, Cluster bus, sentinels).
+			ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
+		}},
+		{f.ClientCert, f.ClientKey, &x509.Certificate{
+			Subject:     pkix.Name{CommonName: "redistest client"},
+			KeyUsage:    x509.KeyUsageDigitalSignature,
+			ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+		}},
+	} {
+		key, der := certificate(t, c.tmpl, ca, caKey)
+		writePEM(t, c.cert, "CERTIFICATE", der)
+		kb, err := x509.MarshalPKCS8PrivateKey(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		writePEM(t, c.key, "PRIVATE KEY", kb)
+	}
+	return f
+}
+
+var serial int64
+
+// certificate signs tmpl with parent's key (itself when parent is nil)
+// and returns the new key and the certificate's DER.
+func certificate(t testing.TB, tmpl, parent *x509.Certificate, parentKey *ecdsa.PrivateKey) (*ecdsa.PrivateKey, []byte) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	serial++
+	tmpl.SerialNumber = big.NewInt(serial)
+	tmpl.NotBefore = time.Now().Add(-time.Hour)
+	tmpl.NotAfter = time.Now().Add(24 * time.Hour)
+	if parent == nil {
+		parent, parentKey = tmpl, key
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, &key.PublicKey, parentKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return key, der
+}
+
+func writePEM(t testing.TB, path, kind string, der []byte) {
+	t.Helper()
+	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: kind, Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// ClientConfig returns the TLS settings of a client that trusts the CA
+// and presents the client certificate.
+func (f *TLSFiles) ClientConfig(t testing.TB) *tls.Config {
+	t.Helper()
+	pem, err := os.ReadFile(f.CA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		t.Fatalf("%s holds no certificate", f.CA)
+	}
+	cert, err := tls.LoadX509KeyPair(f.ClientCert, f.ClientKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+}
+
+// ServerArgs are redis-server's settings for TLS with these files:
+// certificate, key and CA, with clients' certificates optional (say
+// "--tls-auth-clients", "yes" after them to require one).
+func (f *TLSFiles) ServerArgs() []string {
+	return []string{"--tls-cert-file", f.ServerCert, "--tls-key-file", f.ServerKey,
+		"--tls-ca-cert-file", f.CA, "--tls-auth-clients", "optional"}
+}
+
+// StartTLSNode is StartNode for a TLS-only redis-server: its port speaks
+// TLS with files' server certificate (--port 0 --tls-port N), clients'
+// certificates are optional unless args say otherwise, and the harness
+// talks to it over TLS with the client certificate.
+func StartTLSNode(t testing.TB, name string, files *TLSFiles, args ...string) *Node {
+	t.Helper()
+	Require(t)
+	return startNodeTLS(t, name, files.ClientConfig(t), func(port int, dir string) []string {
+		a := []string{"--port", "0", "--tls-port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", dir,
+			"--save", "", "--appendonly", "no", "--daemonize", "no",
+			"--repl-diskless-sync-delay", "0",
+			"--logfile", filepath.Join(dir, "redis.log")}
+		a = append(a, files.ServerArgs()...)
+		return append(a, args...)
+	})
+}

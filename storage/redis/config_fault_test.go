@@ -1,0 +1,306 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/petinventory/petinventory/internal/redistest"
+	"github.com/petinventory/petinventory/inventory"
+	"github.com/petinventory/petinventory/inventory/storetest"
+)
+
+// faultStore opens a store on url (with the CA and client certificate of
+// files when not nil), logging to a buffer, closed when the test ends.
+func faultStore(t *testing.T, url string, files *redistest.TLSFiles, opts ...Option) (*Store, *syncBuffer) {
+	t.Helper()
+	cfg, err := ParseURL(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if files != nil {
+		if err := cfg.LoadTLSFiles(files.CA, files.ClientCert, files.ClientKey); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := cfg.NewClient()
+	t.Cleanup(func() { _ = c.Close() })
+	var buf syncBuffer
+	s, err := New(c, append([]Option{WithKeyPrefix(uniquePrefix(t)), WithLogger(slog.New(slog.NewTextHandler(&buf, nil)))}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, &buf
+}
+
+// burst runs every call of the store n times, each with a short deadline,
+// and fails the test unless each fails unavailable and misconfigured (a
+// 503, never a 500 or a not found) with an error that says want.
+func burst(t *testing.T, s *Store, n int, want string) {
+	t.Helper()
+	for range n {
+		for name, call := range calls(s) {
+			ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
+			err := call(ctx)
+			cancel()
+			if !errors.Is(err, inventory.ErrUnavailable) || !errors.Is(err, ErrMisconfigured) || errors.Is(err, inventory.ErrNotFound) {
+				t.Fatalf("%s = %v; want unavailable and misconfigured", name, err)
+			}
+			if !strings.Contains(err.Error(), want) {
+				t.Fatalf("%s = %v; want it to say %q", name, err, want)
+			}
+		}
+	}
+}
+
+// loggedOnce checks that the log holds exactly one ERROR line, and that
+// it says fix.
+func loggedOnce(t *testing.T, buf *syncBuffer, fix string) {
+	t.Helper()
+	logs := buf.String()
+	if n := strings.Count(logs, "level=ERROR"); n != 1 || !strings.Contains(logs, fix) {
+		t.Errorf("%d ERROR lines, want 1 saying %q:\n%s", n, fix, logs)
+	}
+}
+
+// TestConfigFaultsTLS: a client that does not trust the server's CA, that
+// speaks plain text to a TLS port, or TLS to a plain port: each call is
+// unavailable, the fault is logged once with the setting to change, and
+// counted.
+func TestConfigFaultsTLS(t *testing.T) {
+	t.Parallel()
+	files := redistest.NewTLSFiles(t)
+	tlsNode := redistest.StartTLSNode(t, "tls", files)
+	plain := redistest.StartNode(t, "plain")
+	for _, tc := range []struct {
+		name, url string
+		files     *redistest.TLSFiles
+		fix       string
+	}{
+		{"unknown CA", "rediss://" + tlsNode.Addr() + "/0", nil, "INVENTORY_REDIS_CA_FILE"},
+		{"plain to a TLS port", "redis://" + tlsNode.Addr() + "/0", nil, "use rediss://"},
+		{"TLS to a plain port", "rediss://" + plain.Addr() + "/0", files, "use redis://"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, buf := faultStore(t, tc.url, tc.files)
+			burst(t, s, 2, tc.fix)
+			loggedOnce(t, buf, tc.fix)
+			if got := s.Stats().ConfigFaults; got != uint64(2*len(calls(s))) {
+				t.Errorf("Stats().ConfigFaults = %d, want %d", got, 2*len(calls(s)))
+			}
+		})
+	}
+}
+
+// TestConfigFaultsCredentials: a wrong password and none at all, on a
+// server whose default user is off: unavailable, logged once; once the
+// server takes the password, the same store serves and logs that the
+// fault cleared.
+func TestConfigFaultsCredentials(t *testing.T) {
+	t.Parallel()
+	n := redistest.StartNode(t, "acl")
+	if _, err := n.DoString("ACL", "SETUSER", "app", "on", ">right", "~*", "&*", "+@all"); err != nil {
+		t.Fatal(err)
+	}
+	s, buf := faultStore(t, "redis://app:wrong@"+n.Addr()+"/0", nil)
+	burst(t, s, 3, "WRONGPASS")
+	loggedOnce(t, buf, "check the user and password of REDIS_URL")
+
+	// The operator gives the user the password the store has.
+	if _, err := n.DoString("ACL", "SETUSER", "app", ">wrong"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Ready(t.Context()); err != nil {
+		t.Fatalf("Ready after the password was set right: %v", err)
+	}
+	if err := s.Ready(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if logs := buf.String(); strings.Count(logs, "configuration fault cleared") != 1 || !strings.Contains(logs, "level=INFO") {
+		t.Errorf("want one INFO line saying the fault cleared:\n%s", logs)
+	}
+	clearAfter(t, s)
+
+	// No password, default user off: NOAUTH.
+	if _, err := n.DoString("ACL", "SETUSER", "default", "off"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = n.DoString("ACL", "SETUSER", "default", "on") })
+	s2, buf2 := faultStore(t, "redis://"+n.Addr()+"/0", nil)
+	burst(t, s2, 2, "NOAUTH")
+	loggedOnce(t, buf2, "Redis refused the credentials")
+}
+
+// TestACLRule: a user with exactly ACLRule(prefix) passes the storetest
+// suite and is ready; a user lacking any one of the store's commands is
+// not ready, and the error and the log name that command and the rule
+// that grants it; a user without the store's keys is told the key
+// pattern.
+func TestACLRule(t *testing.T) {
+	t.Parallel()
+	n := redistest.StartNode(t, "acl")
+	// storeAs returns a store under prefix for a new user with rule.
+	storeAs := func(t *testing.T, prefix, rule string) (*Store, *syncBuffer) {
+		t.Helper()
+		name := "u" + uniquePrefix(t)[len("test-inventory-"):]
+		args := append([]string{"ACL", "SETUSER", name, "on", ">pw"}, strings.Fields(rule)...)
+		if _, err := n.DoString(args...); err != nil {
+			t.Fatalf("%s: %v", strings.Join(args, " "), err)
+		}
+		s, buf := faultStore(t, "redis://"+name+":pw@"+n.Addr()+"/0", nil)
+		s2, err := New(s.client, WithKeyPrefix(prefix), WithLogger(s.log))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s2, buf
+	}
+	t.Run("storetest", func(t *testing.T) {
+		storetest.Run(t, storetest.Config{Writers: 8, Updates: 20, NewStore: func(t *testing.T) inventory.Store {
+			prefix := uniquePrefix(t)
+			s, _ := storeAs(t, prefix, ACLRule(prefix))
+			if err := s.Ready(t.Context()); err != nil {
+				t.Fatalf("Ready with ACLRule: %v", err)
+			}
+			clearAfter(t, s)
+			return s
+		}})
+	})
+	for _, cmd := range Commands() {
+		t.Run("without "+cmd, func(t *testing.T) {
+			prefix := uniquePrefix(t)
+			rule := strings.Replace(ACLRule(prefix), " +"+cmd, "", 1)
+			s, buf := storeAs(t, prefix, rule)
+			for range 3 {
+				err := s.Ready(t.Context())
+				if !errors.Is(err, inventory.ErrUnavailable) || !errors.Is(err, ErrMisconfigured) ||
+					!strings.Contains(err.Error(), "may not run "+strings.ToUpper(cmd)) ||
+					!strings.Contains(err.Error(), "ACL SETUSER <user> +"+cmd) {
+					t.Fatalf("Ready = %v; want unavailable, misconfigured, naming %s and +%s", err, strings.ToUpper(cmd), cmd)
+				}
+				// A write that needs no such command succeeds, and says
+				// nothing of what Ready found.
+				_ = s.Put(t.Context(), inventory.Item{PetID: 1, Quantity: 1, Status: inventory.StatusSold})
+			}
+			loggedOnce(t, buf, "+"+cmd)
+		})
+	}
+	t.Run("other keys", func(t *testing.T) {
+		prefix := uniquePrefix(t)
+		s, buf := storeAs(t, prefix, ACLRule("someone-else"))
+		err := s.Ready(t.Context())
+		if !errors.Is(err, ErrMisconfigured) || !strings.Contains(err.Error(), "~{"+prefix+"}:*") {
+			t.Fatalf("Ready = %v; want misconfigured, naming ~{%s}:*", err, prefix)
+		}
+		loggedOnce(t, buf, "~{"+prefix+"}:*")
+	})
+	if !slices.Contains(Commands(), "xadd") || !strings.Contains(ACLRule("p"), "~{p}:* ") {
+		t.Errorf("ACLRule(p) = %q", ACLRule("p"))
+	}
+}
+
+// TestConfigFaultsMemory: a maxmemory-policy that can evict the store's
+// keys makes the store not ready, unless WithEvictionAllowed; a store at
+// maxmemory answers unavailable, naming maxmemory.
+func TestConfigFaultsMemory(t *testing.T) {
+	t.Parallel()
+	n := redistest.StartNode(t, "memory", "--maxmemory-policy", "allkeys-lru")
+	s, buf := faultStore(t, "redis://"+n.Addr()+"/0", nil)
+	for range 5 {
+		err := s.Ready(t.Context())
+		if !errors.Is(err, inventory.ErrUnavailable) || !errors.Is(err, ErrMisconfigured) || !strings.Contains(err.Error(), "allkeys-lru") {
+			t.Fatalf("Ready with allkeys-lru = %v; want unavailable and misconfigured, naming the policy", err)
+		}
+	}
+	loggedOnce(t, buf, "maxmemory-policy noeviction")
+	// A write succeeding does not clear it: only Ready looks at the policy.
+	if err := s.Put(t.Context(), inventory.Item{PetID: 1, Quantity: 1, Status: inventory.StatusSold}); err != nil {
+		t.Fatal(err)
+	}
+	clearAfter(t, s)
+	if err := s.Ready(t.Context()); !errors.Is(err, ErrMisconfigured) || strings.Count(buf.String(), "level=ERROR") != 1 {
+		t.Fatalf("Ready after a write = %v; want still misconfigured, still logged once:\n%s", err, buf.String())
+	}
+	allowed, _ := faultStore(t, "redis://"+n.Addr()+"/0", nil, WithEvictionAllowed())
+	if err := allowed.Ready(t.Context()); err != nil {
+		t.Errorf("Ready WithEvictionAllowed = %v", err)
+	}
+	for _, policy := range []string{"volatile-lru", "noeviction"} {
+		if _, err := n.DoString("CONFIG", "SET", "maxmemory-policy", policy); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Ready(t.Context()); err != nil {
+			t.Errorf("Ready with %s = %v", policy, err)
+		}
+	}
+	if strings.Count(buf.String(), "configuration fault cleared") != 1 {
+		t.Errorf("want one line saying the fault cleared:\n%s", buf.String())
+	}
+
+	// At maxmemory, with noeviction, writes are refused (OOM).
+	if _, err := n.DoString("CONFIG", "SET", "maxmemory", "1"); err != nil {
+		t.Fatal(err)
+	}
+	err := s.Put(t.Context(), inventory.Item{PetID: 2, Quantity: 1, Status: inventory.StatusSold})
+	if _, e2 := n.DoString("CONFIG", "SET", "maxmemory", "0"); e2 != nil {
+		t.Fatal(e2)
+	}
+	if !errors.Is(err, inventory.ErrUnavailable) || !errors.Is(err, ErrMisconfigured) || !strings.Contains(err.Error(), "raise maxmemory") {
+		t.Fatalf("Put at maxmemory = %v; want unavailable and misconfigured, naming maxmemory", err)
+	}
+	if !strings.Contains(buf.String(), "fault=maxmemory") {
+		t.Errorf("want the OOM logged:\n%s", buf.String())
+	}
+}
+
+// TestACLRuleDocumented: the package doc shows the rule ACLRule returns.
+func TestACLRuleDocumented(t *testing.T) {
+	doc, err := os.ReadFile("doc.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "ACL SETUSER app on >PASSWORD " + ACLRule(DefaultKeyPrefix) + "\n"; !strings.Contains(string(doc), want) {
+		t.Errorf("doc.go does not show %q", want)
+	}
+}
+
+// TestCredentialsFixSentinel: in the Sentinel form the fix says whose
+// credentials were refused: the sentinels' (the URL's user information)
+// when go-redis reports that no sentinel answered, the master's (the
+// username= and password= parameters) otherwise.
+func TestCredentialsFixSentinel(t *testing.T) {
+	m, _ := miniClient(t)
+	m.RequireAuth("right")
+	cfg, err := ParseURL("redis://:wrong@" + m.Addr() + "/0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := cfg.NewClient()
+	defer c.Close()
+	wrongpass := c.Ping(t.Context()).Err()
+	if wrongpass == nil {
+		t.Fatal("PING with a wrong password succeeded")
+	}
+	s, err := New(c, WithLogger(discardLog))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.info.masterName = "shop"
+	for _, tc := range []struct {
+		err  error
+		says string
+	}{
+		{fmt.Errorf("redis: all sentinels specified in configuration are unreachable: %w", errors.Join(wrongpass)), "a sentinel refused the credentials"},
+		{wrongpass, "the master refused the credentials (WRONGPASS or NOAUTH): in the Sentinel form the master's user and password are REDIS_URL's username= and password= parameters"},
+	} {
+		kind, fix := s.classify(tc.err)
+		if kind != faultCredentials || !strings.Contains(fix, tc.says) {
+			t.Errorf("classify(%v) = %s, %q; want %s saying %q", tc.err, kind, fix, faultCredentials, tc.says)
+		}
+	}
+}
