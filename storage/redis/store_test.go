@@ -15,7 +15,7 @@ import (
 
 func TestStoreConformanceMiniredis(t *testing.T) {
 	_, c := miniClient(t)
-	storetest.RunConfig(t, withLogHooks(storetest.Config{
+	storetest.RunConfig(t, withLogHooks(c, storetest.Config{
 		NewStore: func(t *testing.T) inventory.Store { return newTestStore(t, c) },
 	}))
 }
@@ -27,7 +27,7 @@ func TestStoreConformanceMiniredis(t *testing.T) {
 // write; the number of WATCH aborts is logged.
 func TestStoreConformanceRedis(t *testing.T) {
 	c := realClient(t)
-	storetest.RunConfig(t, withLogHooks(storetest.Config{
+	storetest.RunConfig(t, withLogHooks(c, storetest.Config{
 		Writers: 32,
 		Updates: 200,
 		NewStore: func(t *testing.T) inventory.Store {
