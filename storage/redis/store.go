@@ -415,13 +415,16 @@ func (s *Store) update(ctx context.Context, tx *redis.Tx, watch bool, guard stri
 	executed := false
 	if watch {
 		w := redis.NewStatusCmd(ctx, "watch", guard)
-		_, _ = tx.Pipelined(ctx, func(p redis.Pipeliner) error {
+		_, err := tx.Pipelined(ctx, func(p redis.Pipeliner) error {
 			_ = p.Process(ctx, w)
 			raw = p.HGet(ctx, s.itemsKey, f)
 			return nil
 		})
-		if err := w.Err(); err != nil {
-			return "", err
+		if werr := w.Err(); werr != nil {
+			return "", werr
+		}
+		if err != nil && err != raw.Err() {
+			return "", err // no connection: the commands were never sent
 		}
 		// go-redis releases only the WATCH of Tx.Watch when the transaction
 		// closes: this one is released by EXEC, or by UNWATCH on every way
