@@ -353,21 +353,29 @@ func (s *Store) SetQuantity(ctx context.Context, petID int64, quantity int) (inv
 	}
 	it := inventory.Item{PetID: petID, Quantity: quantity}
 	guard := s.guardBase + field(petID)
-	attempt := func() (err error) {
+	watched := func() error {
+		return s.watch(ctx, func(tx *redis.Tx) (err error) {
+			it.Status, err = s.update(ctx, tx, false, guard, it)
+			return err
+		}, guard)
+	}
+	attempt := func() error {
 		c, err := s.txClient(ctx, guard)
 		if err != nil {
 			return err
 		}
 		if c == nil {
-			return s.watch(ctx, func(tx *redis.Tx) error {
-				it.Status, err = s.update(ctx, tx, false, guard, it)
-				return err
-			}, guard)
+			return watched()
 		}
-		return c.Watch(ctx, func(tx *redis.Tx) error {
+		err = c.Watch(ctx, func(tx *redis.Tx) (err error) {
 			it.Status, err = s.update(ctx, tx, true, guard, it)
 			return err
 		})
+		if s.cluster != nil && movedBeforeExec(err) {
+			// The slot moved: ClusterClient.Watch follows the redirect.
+			return watched()
+		}
+		return err
 	}
 	for n := 0; ; n++ {
 		err := attempt()
@@ -388,6 +396,17 @@ func (s *Store) SetQuantity(ctx context.Context, petID int64, quantity int) (inv
 			return inventory.Item{}, translate(op, err)
 		}
 	}
+}
+
+// movedBeforeExec reports whether err is a Cluster's redirect (MOVED or
+// ASK) met by an update: it wrote nothing (a MULTI holding a redirected
+// command is discarded).
+func movedBeforeExec(err error) bool {
+	if _, ok := redis.IsMovedError(err); ok {
+		return true
+	}
+	_, ok := redis.IsAskError(err)
+	return ok
 }
 
 // txClient returns the client on whose connection a transaction over key
