@@ -61,6 +61,10 @@
 //   - with Config.TrimLog, Config.LoseLog: cursors held across a log
 //     trimmed, or lost (replaced by one that knows none of its positions,
 //     the entries kept), and more writes, still lead to List's state;
+//   - with Config.BetweenPages (and TrimLog or LoseLog): the log trimmed or
+//     lost, alone or followed by a write, between two pages of a read of
+//     the changes since a cursor: the read still leads to List's state
+//     (it never skips what the fault removed), and so do the reads after;
 //   - with Config.NewInstance: a write acknowledged by one instance of the
 //     store is in the very next ListChanges of another instance, with that
 //     instance's own cursor, in both directions, for every kind of write;
@@ -73,15 +77,17 @@
 //   - Config.Writers callers seeding an empty store at once: exactly one
 //     reports writing, and the store holds exactly its seed.
 //
-// Each of the TrimLog, LoseLog and NewInstance checks logs a line and
-// checks nothing when its Config field is nil. For a backend shared by
-// processes (Redis), a test sets them all:
+// Each of the last four is skipped, with a log line, when its Config
+// field is nil; every ChangeLister check is skipped, with a log line, for
+// a store that is not one. For a backend shared by processes (Redis), a
+// test sets them all:
 //
 //	storetest.Run(t, storetest.Config{
-//		NewStore:    newStore,    // a fresh key prefix per call
-//		NewInstance: sameKeys,    // another client over the same keys
-//		TrimLog:     trimStream,  // XTRIM the change stream to nothing
-//		LoseLog:     replaceStream,
+//		NewStore:     newStore,      // a fresh key prefix per call
+//		NewInstance:  sameKeys,      // another client over the same keys
+//		TrimLog:      trimStream,    // XTRIM the change stream to nothing
+//		LoseLog:      replaceStream,
+//		BetweenPages: beforePage2,   // small pages, the fault before the second
 //	})
 //
 // A failure says which state was wrong and how: which caller (a cursor

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,6 +22,9 @@ type sharedLog struct {
 	epoch int
 	first int                // position of the change before log[0]
 	log   []inventory.Change // log[i] is at position first+1+i
+
+	page    int    // changes a read takes per page; 0 for all at once
+	between func() // run once between the first and second page of a read (BetweenPages)
 }
 
 // logFaults are the ways a logStore can break the ChangeLister contract.
@@ -30,9 +32,11 @@ type logFaults struct {
 	ignoreTrim  bool // a cursor older than the log gets what is left of it
 	ignoreEpoch bool // a cursor of a lost log is taken as a position of the new one
 	localOnly   bool // an instance says "unchanged" while it wrote nothing since
+	unlinked    bool // a page after the first reads on from what the log holds, unchecked
 
 	// Faults of the Config functions rather than of the store.
 	failTrim      bool // TrimLog fails
+	onePage       bool // BetweenPages leaves the pages unbounded, so the fault never runs
 	nilInstance   bool // NewInstance returns nil
 	plainInstance bool // NewInstance returns a store that is no ChangeLister
 }
@@ -79,6 +83,15 @@ func logStoreConfig(f logFaults) Config {
 			sh.first += len(sh.log)
 			sh.log = nil
 			return nil
+		},
+		BetweenPages: func(s inventory.Store, fault func()) {
+			sh := s.(*logStore).sh
+			sh.mu.Lock()
+			defer sh.mu.Unlock()
+			sh.page, sh.between = 3, fault
+			if f.onePage {
+				sh.page = 0
+			}
 		},
 		LoseLog: func(_ context.Context, s inventory.Store) error {
 			sh := s.(*logStore).sh
@@ -162,21 +175,54 @@ func (l *logStore) ListChanges(ctx context.Context, since string) (inventory.Cha
 
 func (l *logStore) listChanges(ctx context.Context, since string) (inventory.Changes, error) {
 	sh := l.sh
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	now := sh.first + len(sh.log)
-	cursor := fmt.Sprintf("%d.%d", sh.epoch, now)
 	e, p, ok := strings.Cut(since, ".")
 	epoch, err1 := strconv.Atoi(e)
 	pos, err2 := strconv.Atoi(p)
-	if ok && err1 == nil && err2 == nil && (epoch == sh.epoch || l.f.ignoreEpoch) && pos <= now && pos >= 0 {
-		if pos < sh.first && l.f.ignoreTrim {
+	if !ok || err1 != nil || err2 != nil {
+		return l.full(ctx)
+	}
+	var log []inventory.Change
+	for first := true; ; first = false {
+		sh.mu.Lock()
+		now := sh.first + len(sh.log)
+		if !first && l.f.unlinked {
+			epoch, pos = sh.epoch, min(max(pos, sh.first), now)
+		}
+		if (epoch != sh.epoch && !l.f.ignoreEpoch) || pos > now || pos < 0 {
+			sh.mu.Unlock()
+			return l.full(ctx)
+		}
+		if pos < sh.first && l.f.ignoreTrim && first {
 			pos = sh.first
 		}
-		if pos >= sh.first {
-			return inventory.Changes{Cursor: cursor, Log: slices.Clone(sh.log[pos-sh.first:])}, nil
+		if pos < sh.first {
+			sh.mu.Unlock()
+			return l.full(ctx)
+		}
+		end := now
+		if sh.page > 0 {
+			end = min(pos+sh.page, now)
+		}
+		log = append(log, sh.log[pos-sh.first:end-sh.first]...)
+		pos, epoch = end, sh.epoch
+		between := sh.between
+		if end == now {
+			sh.mu.Unlock()
+			return inventory.Changes{Cursor: fmt.Sprintf("%d.%d", epoch, pos), Log: log}, nil
+		}
+		sh.between = nil
+		sh.mu.Unlock()
+		if between != nil {
+			between()
 		}
 	}
+}
+
+// full answers every entry, with the cursor of the log's end.
+func (l *logStore) full(ctx context.Context) (inventory.Changes, error) {
+	sh := l.sh
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
 	items, err := sh.mem.List(ctx)
-	return inventory.Changes{Cursor: cursor, Full: true, Items: items}, err
+	return inventory.Changes{Cursor: fmt.Sprintf("%d.%d", sh.epoch, sh.first+len(sh.log)), Full: true, Items: items}, err
 }

@@ -39,6 +39,14 @@ type Config struct {
 	// keeping the entries (a restart without persistence of the log, a failover that lost its
 	// tail); nil skips.
 	LoseLog func(ctx context.Context, s inventory.Store) error
+	// BetweenPages makes the next ListChanges of s with a cursor run fault once, after the
+	// first page of its read of the change log and before the next, and makes s's pages hold
+	// at most 4 changes, so that the 12 changes the check writes after a cursor take several.
+	// The check (ListChangesBetweenPages) runs TrimLog and LoseLog, each alone and followed by
+	// a write, as the fault: a store that reads on after its last page without checking that
+	// the log still follows it skips the changes the fault removed. nil (or TrimLog and LoseLog
+	// both nil) skips it.
+	BetweenPages func(s inventory.Store, fault func())
 	// SnapshotPets is how many pets the snapshot-under-writes check holds; default 3000.
 	SnapshotPets int
 
@@ -160,6 +168,7 @@ var changeListerChecks = []check{
 	{"ListChangesSnapshot", checkListChangesSnapshot},
 	{"ListChangesTrimmedLog", checkListChangesTrimmedLog},
 	{"ListChangesLostLog", checkListChangesLostLog},
+	{"ListChangesBetweenPages", checkListChangesBetweenPages},
 	{"ListChangesTwoInstances", checkListChangesTwoInstances},
 }
 

@@ -452,6 +452,8 @@ func TestChecksCatchBrokenStores(t *testing.T) {
 		{"TrimmedCursorGetsWhatIsLeft", "ListChangesTrimmedLog", broken{log: &logFaults{ignoreTrim: true}}},
 		{"LostLogPositionsTakenAsNew", "ListChangesLostLog", broken{log: &logFaults{ignoreEpoch: true}}},
 		{"InstanceSeesOnlyItsOwnWrites", "ListChangesTwoInstances", broken{log: &logFaults{localOnly: true}}},
+		{"PagesReadOnUnchecked", "ListChangesBetweenPages", broken{log: &logFaults{unlinked: true}}},
+		{"BetweenPagesNeverRuns", "ListChangesBetweenPages", broken{log: &logFaults{onePage: true}}},
 	}
 	cfg := Config{Writers: 4, Updates: 20}.withDefaults()
 	for _, tc := range cases {
@@ -473,7 +475,7 @@ func TestChecksCatchBrokenStores(t *testing.T) {
 			if tc.b.log != nil {
 				lc := logStoreConfig(*tc.b.log)
 				s = lc.NewStore(t)
-				cfg.TrimLog, cfg.LoseLog = lc.TrimLog, lc.LoseLog
+				cfg.TrimLog, cfg.LoseLog, cfg.BetweenPages = lc.TrimLog, lc.LoseLog, lc.BetweenPages
 				cfg.instance = func(s inventory.Store) inventory.Store { return lc.NewInstance(t, s) }
 			} else {
 				b := tc.b

@@ -137,6 +137,7 @@ func entryField(m redis.XMessage, name string) (string, bool) {
 // Why a log read cannot say what changed since a position.
 const (
 	logGone    = "the change log no longer holds the position (trimmed, or the log was replaced: Clear, a restart without persistence, a failover that lost entries)"
+	logMoved   = "the change log lost entries between two pages of a read (trimmed, or the log was replaced)"
 	logReset   = "the inventory was replaced wholesale (a seed) since the position"
 	logCorrupt = "a change log entry cannot be parsed"
 )
@@ -154,27 +155,32 @@ func (e *logError) Error() string {
 // readLog reads the change log after the entry (id, nonce): the changes,
 // oldest first, and the cursor of the last entry read ("" when none
 // follows it). why is "" on success, otherwise the reason the log cannot
-// say what changed (logGone, logReset, logCorrupt, with detail in bad for
-// logCorrupt); err is a failure to talk to Redis.
+// say what changed (logGone, logMoved, logReset, logCorrupt, with detail
+// in bad for logCorrupt); err is a failure to talk to Redis.
 //
-// Each XRANGE page is atomic, and every write appends its entry in the
-// transaction that applies it, so the changes bring a state at id to the
-// state at the log's end when the last page was read.
+// Every page starts at the entry read last, inclusive, and checks its id
+// and nonce: the entry is still there only if nothing before it was
+// trimmed and the log was not replaced, so each page proves it follows
+// the last (XTRIM drops entries from the oldest, and a log created again
+// never holds an entry of the old one with its nonce). So a page is at
+// least 2 entries long, one of them new. Each XRANGE page is atomic, and
+// every write appends its entry in the transaction that applies it, so
+// the changes bring a state at id to the state at the log's end when the
+// last page was read.
 func (s *Store) readLog(ctx context.Context, id, nonce string) (log []inventory.Change, last, why string, bad error, err error) {
-	msgs, err := s.client.XRangeN(ctx, s.logKey, id, "+", s.logPage).Result()
-	if err != nil {
-		return nil, "", "", nil, err
-	}
-	if len(msgs) == 0 || msgs[0].ID != id {
-		return nil, "", logGone, nil, nil
-	}
-	if n, _ := entryField(msgs[0], "n"); n != nonce {
-		return nil, "", logGone, nil, nil
-	}
-	full := int64(len(msgs)) == s.logPage
-	msgs = msgs[1:]
-	for {
-		for _, m := range msgs {
+	page := max(s.logPage, 2)
+	for first := true; ; first = false {
+		msgs, err := s.client.XRangeN(ctx, s.logKey, id, "+", page).Result()
+		if err != nil {
+			return nil, "", "", nil, err
+		}
+		if len(msgs) == 0 || msgs[0].ID != id || !hasNonce(msgs[0], nonce) {
+			if first {
+				return nil, "", logGone, nil, nil
+			}
+			return nil, "", logMoved, nil, nil
+		}
+		for _, m := range msgs[1:] {
 			n, ok := entryField(m, "n")
 			if !ok || !validNonce(n) {
 				return nil, "", logCorrupt, &logError{m.ID, "no valid nonce (field n)"}, nil
@@ -193,21 +199,19 @@ func (s *Store) readLog(ctx context.Context, id, nonce string) (log []inventory.
 			default:
 				return nil, "", logCorrupt, &logError{m.ID, fmt.Sprintf("unknown op %q", truncate(op))}, nil
 			}
-			last = cursor(m.ID, n)
+			id, nonce = m.ID, n
+			last = cursor(id, nonce)
 		}
-		if !full {
+		if int64(len(msgs)) < page {
 			return log, last, "", nil, nil
 		}
-		// The page was full: read on after its last entry.
-		from := "(" + id // a first page of only the cursor's entry
-		if len(msgs) > 0 {
-			from = "(" + msgs[len(msgs)-1].ID
-		}
-		if msgs, err = s.client.XRangeN(ctx, s.logKey, from, "+", s.logPage).Result(); err != nil {
-			return nil, "", "", nil, err
-		}
-		full = int64(len(msgs)) == s.logPage
 	}
+}
+
+// hasNonce reports whether log entry m carries nonce.
+func hasNonce(m redis.XMessage, nonce string) bool {
+	n, _ := entryField(m, "n")
+	return n == nonce
 }
 
 // appendChanges appends the changes of one set or del entry's data.
@@ -256,11 +260,13 @@ func (s *Store) List(ctx context.Context) ([]inventory.Item, error) {
 // ListChanges implements inventory.ChangeLister. A cursor names a change
 // log entry (its id and nonce). When since names one the log still holds,
 // the answer is what the log holds after it: one XRANGE when nothing
-// changed (it returns just that entry), and pages of at most 100 entries
-// otherwise. When the log cannot say (since is "" or malformed, its entry
-// was trimmed away or the log replaced, a seed replaced everything, an
-// entry cannot be parsed), it is a full read, and a line is logged for
-// everything but since "" and a seed.
+// changed (it returns just that entry), and pages of 100 entries
+// otherwise, each starting at the entry the last one ended on and checking
+// it, so that no change lost between two pages is skipped. When the log
+// cannot say (since is "" or malformed, its entry was trimmed away or the
+// log replaced, before the read or between two of its pages, a seed
+// replaced everything, an entry cannot be parsed), it is a full read, and
+// a line is logged for everything but since "" and a seed.
 //
 // A full read notes the log's last entry, reads the items hash in HSCAN
 // chunks of about 300, then replays every entry logged after the noted
@@ -292,7 +298,7 @@ func (s *Store) ListChanges(ctx context.Context, since string) (inventory.Change
 			return inventory.Changes{Cursor: last, Log: log}, nil
 		case logCorrupt:
 			s.log.Warn("redisstore: "+why+"; reading the whole inventory", "key", s.logKey, "error", bad.Error())
-		case logGone:
+		case logGone, logMoved:
 			s.log.Info("redisstore: "+why+"; reading the whole inventory", "key", s.logKey, "cursor", since)
 		}
 	}

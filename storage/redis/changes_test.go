@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -396,4 +397,241 @@ func TestFullReadStartsOver(t *testing.T) {
 			t.Fatalf("List while the log is reset during every scan = %d items, %v; want unavailable", len(got), err)
 		}
 	})
+}
+
+// pageFaults runs a fault once, just before the second XRANGE of the
+// change log it is armed for: a log trimmed, deleted or replaced between
+// two pages of one read (storetest.Config.BetweenPages). One is added to
+// a client, for every store on it.
+type pageFaults struct {
+	mu    sync.Mutex
+	armed map[string]*pageFault // by the log's key
+}
+
+type pageFault struct {
+	xranges int
+	fault   func()
+}
+
+// arm makes the next read of logKey's log run fault before its second page.
+func (p *pageFaults) arm(logKey string, fault func()) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.armed == nil {
+		p.armed = map[string]*pageFault{}
+	}
+	p.armed[logKey] = &pageFault{fault: fault}
+}
+
+// due returns the fault to run before cmd, if any.
+func (p *pageFaults) due(cmd redis.Cmder) func() {
+	args := cmd.Args()
+	if cmd.Name() != "xrange" || len(args) < 2 {
+		return nil
+	}
+	key, _ := args[1].(string)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	a := p.armed[key]
+	if a == nil {
+		return nil
+	}
+	if a.xranges++; a.xranges < 2 {
+		return nil
+	}
+	delete(p.armed, key)
+	return a.fault
+}
+
+func (*pageFaults) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (p *pageFaults) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if f := p.due(cmd); f != nil {
+			f()
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (*pageFaults) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// betweenPages is storetest.Config.BetweenPages for stores on a client
+// that p was added to: pages of 3 entries (the entry read last and 2 new
+// ones), and fault before the second.
+func (p *pageFaults) betweenPages(st inventory.Store, fault func()) {
+	s := st.(*Store)
+	s.logPage = 3
+	p.arm(s.logKey, fault)
+}
+
+// replaceLog replaces the store's log by one with the same ids, new
+// nonces and other quantities (each set 1000 more), and the items by the
+// state that log leads to: a failover that lost the log's tail and took
+// other writes under reissued ids, at worst.
+func replaceLog(ctx context.Context, s *Store) error {
+	entries, err := s.client.XRange(ctx, s.logKey, "-", "+").Result()
+	if err != nil {
+		return err
+	}
+	_, err = s.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.Del(ctx, s.logKey)
+		for _, e := range entries {
+			op, _ := entryField(e, "op")
+			d, _ := entryField(e, "d")
+			if op == opSet {
+				changes, err := appendChanges(nil, op, d)
+				if err != nil {
+					return err
+				}
+				var recs []string
+				for _, c := range changes {
+					c.Quantity += 1000
+					p.HSet(ctx, s.itemsKey, field(c.PetID), value(c.Quantity, c.Status))
+					recs = append(recs, fmt.Sprintf("%d:%d:%s", c.PetID, c.Quantity, c.Status))
+				}
+				d = strings.Join(recs, ",")
+			}
+			p.XAdd(ctx, &redis.XAddArgs{Stream: s.logKey, ID: e.ID, Values: []string{"n", newNonce(), "op", op, "d", d}})
+		}
+		return nil
+	})
+	return err
+}
+
+// logFaults are the ways the log can move between two pages of a read.
+var logFaults = []struct {
+	name string
+	do   func(ctx context.Context, s *Store) error
+}{
+	{"XTRIM", func(ctx context.Context, s *Store) error { return trimLog(ctx, s) }},
+	{"XTRIMThenWrite", func(ctx context.Context, s *Store) error {
+		if err := trimLog(ctx, s); err != nil {
+			return err
+		}
+		_, err := s.SetQuantity(ctx, 12, 1200)
+		return err
+	}},
+	{"DEL", func(ctx context.Context, s *Store) error { return s.client.Del(ctx, s.logKey).Err() }},
+	{"DELThenWrites", func(ctx context.Context, s *Store) error {
+		if err := s.client.Del(ctx, s.logKey).Err(); err != nil {
+			return err
+		}
+		for i := range 3 {
+			if _, err := s.SetQuantity(ctx, 12, 1200+i); err != nil {
+				return err
+			}
+		}
+		return nil
+	}},
+	{"Replaced", replaceLog},
+}
+
+// TestLogPagesFollowEachOther: a log trimmed, deleted or replaced between
+// two pages of a read makes the read fall back to a full one (with its
+// log line), never skip what was lost; then the cursor follows the log
+// again. Pages of 1 (read as 2), 2 and 3 entries.
+func TestLogPagesFollowEachOther(t *testing.T) {
+	for _, page := range []int64{1, 2, 3} {
+		for _, fault := range logFaults {
+			t.Run(fmt.Sprintf("page=%d/%s", page, fault.name), func(t *testing.T) {
+				backends(t, func(t *testing.T, c *redis.Client) {
+					ctx := t.Context()
+					pf := &pageFaults{}
+					c.AddHook(pf)
+					var buf syncBuffer
+					s := newTestStore(t, c, WithLogger(slog.New(slog.NewTextHandler(&buf, nil))))
+					s.logPage = page
+					if err := s.Put(ctx, items(12, 1, 1, inventory.StatusAvailable)...); err != nil {
+						t.Fatal(err)
+					}
+					f := &follower{t: t, s: s}
+					f.check("first", true)
+					for i := range 10 {
+						if _, err := s.SetQuantity(ctx, int64(1+i), 10+i); err != nil {
+							t.Fatal(err)
+						}
+					}
+					ran := false
+					pf.arm(s.logKey, func() {
+						ran = true
+						if err := fault.do(ctx, s); err != nil {
+							t.Error(err)
+						}
+					})
+					buf = syncBuffer{}
+					f.check(fault.name+" between two pages", true)
+					if !ran {
+						t.Fatal("the fault never ran: the read took one page")
+					}
+					if logs := buf.String(); strings.Count(logs, "\n") != 1 || !strings.Contains(logs, "between two pages") || !strings.Contains(logs, "level=INFO") {
+						t.Errorf("logged %q, want one line at INFO saying the log lost entries between two pages", logs)
+					}
+					for i := range 5 {
+						if _, err := s.SetQuantity(ctx, int64(1+i), 50+i); err != nil {
+							t.Fatal(err)
+						}
+					}
+					f.check("writes after", false)
+					f.check("nothing after", false)
+				})
+			})
+		}
+	}
+}
+
+// TestFullReadReplayPagesFollowEachOther: the replay after a full read's
+// HSCAN pages the log the same way; a log trimmed, deleted or replaced
+// between two of its pages makes the full read start over.
+func TestFullReadReplayPagesFollowEachOther(t *testing.T) {
+	for _, page := range []int64{1, 2, 3} {
+		for _, fault := range logFaults {
+			t.Run(fmt.Sprintf("page=%d/%s", page, fault.name), func(t *testing.T) {
+				backends(t, func(t *testing.T, c *redis.Client) {
+					ctx := t.Context()
+					pf := &pageFaults{}
+					c.AddHook(pf)
+					s := newTestStore(t, c)
+					s.logPage = page
+					if err := s.Put(ctx, items(12, 1, 1, inventory.StatusAvailable)...); err != nil {
+						t.Fatal(err)
+					}
+					ran, scans := false, 0
+					s.afterScan = func(int) {
+						if scans++; scans > 1 {
+							return
+						}
+						for i := range 10 {
+							if _, err := s.SetQuantity(ctx, int64(1+i), 10+i); err != nil {
+								t.Error(err)
+							}
+						}
+						pf.arm(s.logKey, func() {
+							ran = true
+							if err := fault.do(ctx, s); err != nil {
+								t.Error(err)
+							}
+						})
+					}
+					got, err := s.List(ctx)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !ran || scans != 2 {
+						t.Fatalf("the fault ran %v, %d scans; want it run and 2 scans (the second after starting over)", ran, scans)
+					}
+					s.afterScan = nil
+					want, err := s.List(ctx)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !slices.Equal(got, want) {
+						t.Fatalf("List with the log moved under its replay =\n%+v\nthen List =\n%+v", got, want)
+					}
+				})
+			})
+		}
+	}
 }

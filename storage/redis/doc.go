@@ -73,9 +73,10 @@
 //
 // Concurrent updates of one pet do not abort one another: an update
 // WATCHes the pet's guard, which only Put and Delete write, reads the
-// entry, and writes the entry with the new quantity and the status it read
-// in MULTI/EXEC; the status cannot have changed meanwhile without the
-// guard. Updates of a hot pet cost no retry, however many writers; only
+// entry (WATCH and HGET in one pipeline on the transaction's connection:
+// one round trip), and writes the entry with the new quantity and the
+// status it read in MULTI/EXEC; the status cannot have changed meanwhile
+// without the guard. Updates of a hot pet cost no retry, however many writers; only
 // a Put or Delete of that same pet between WATCH and EXEC aborts an
 // update, which is then retried (WithMaxRetries). A guard per pet, rather
 // than WATCHing the items hash, keeps seeding or administration of other
@@ -89,7 +90,7 @@
 // the figures):
 //
 //   - a full read is HSCAN in chunks of about 300 entries, then the log
-//     entries written meanwhile, in XRANGE pages of at most 100;
+//     entries written meanwhile, in XRANGE pages of 100;
 //   - Put writes at most 250 items per transaction; PutIfEmpty stages a
 //     seed 250 items at a time and makes it the store's entries with one
 //     RENAME;
@@ -101,8 +102,10 @@
 //     writes nothing when the pet has no entry; otherwise it writes the
 //     quantity, leaves the status as it is, logs the change, and returns
 //     the entry as this write stored it. Concurrent updates of one pet are
-//     serialised by Redis and none is lost. Three round trips (WATCH,
-//     HGET, MULTI/EXEC).
+//     serialised by Redis and none is lost. Two round trips: WATCH and
+//     HGET pipelined, then MULTI/EXEC (on a Cluster, on the connection to
+//     the master of the store's slot). An update that ends without EXEC
+//     (no entry) sends UNWATCH, so no WATCH stays on a pooled connection.
 //   - List is a full read: it notes the log's last entry, reads the items
 //     hash in HSCAN chunks, then replays every entry logged after the
 //     noted one. Each entry sets absolute values, so the result is the
@@ -115,14 +118,21 @@
 //     entry's id and nonce ("1700000000000-5/9f3a…"). ListChanges of a
 //     cursor the log holds is what was logged after it: one XRANGE of one
 //     entry when nothing changed, whatever the size of the inventory, and
-//     one XRANGE after one write. When the log cannot say (the entry was
-//     trimmed away, the log was replaced by Clear, a restart without
-//     persistence or a failover that lost entries, a seed replaced every
-//     entry, an entry cannot be parsed, a cursor the store never issued)
-//     it is a full read, and a line is logged (Info for a position the log
-//     lost, Warn for what cannot be parsed; none for a seed). Entry ids are
-//     times, which a new log can issue again for other entries: the nonce
-//     tells them apart.
+//     one XRANGE after one write. A longer read pages the log 100 entries
+//     at a time, and every page starts at the entry the last one ended on
+//     and checks its id and nonce: XTRIM drops the oldest entries first and
+//     a new log never holds an old entry's nonce, so while that entry is
+//     there nothing after it was lost, and a change lost between two pages
+//     (a trim, DEL or Clear of the log, a failover, while a process reads
+//     a backlog) is never skipped. The replay of a full read pages the same
+//     way. When the log cannot say (the entry was trimmed away, the log was
+//     replaced by Clear, a restart without persistence or a failover that
+//     lost entries, before the read or between two of its pages, a seed
+//     replaced every entry, an entry cannot be parsed, a cursor the store
+//     never issued) it is a full read, and a line is logged (Info for a
+//     position the log lost, Warn for what cannot be parsed; none for a
+//     seed). Entry ids are times, which a new log can issue again for
+//     other entries: the nonce tells them apart.
 //   - A full read of a store with no log (new, cleared, or restarted
 //     without persistence) writes a mark entry to start from, so it needs
 //     the master, like a write.

@@ -417,14 +417,15 @@ func infoField(info, field string) string {
 
 func field(petID int64) string { return strconv.FormatInt(petID, 10) }
 
-// SetQuantity replaces one pet's quantity with an optimistic transaction:
-// WATCH the pet's guard key (written only by Put and Delete), read its
-// entry, then MULTI, HSET of the entry with the new quantity and the
+// SetQuantity replaces one pet's quantity with an optimistic transaction
+// in two round trips: WATCH of the pet's guard key (written only by Put
+// and Delete) and HGET of its entry in one pipeline on the transaction's
+// connection, then MULTI, HSET of the entry with the new quantity and the
 // status read, XADD of the change to the log, EXEC (and WAIT, with
-// WithReplicaAcks). EXEC succeeding proves the entry
-// existed with that status when the quantity was written, so the item
-// returned is the one stored by this write. A pet with no entry returns
-// inventory.ErrNotFound and writes nothing.
+// WithReplicaAcks). EXEC succeeding proves the entry existed with that
+// status when the quantity was written, so the item returned is the one
+// stored by this write. A pet with no entry returns inventory.ErrNotFound
+// and writes nothing.
 //
 // Updates never touch what they WATCH, so concurrent updates of one pet do
 // not abort each other; only a Put or Delete of the same pet in between
@@ -434,55 +435,137 @@ func (s *Store) SetQuantity(ctx context.Context, petID int64, quantity int) (inv
 	if err := ctx.Err(); err != nil {
 		return inventory.Item{}, translate(op, err)
 	}
-	f := field(petID)
-	var status inventory.Status
-	txf := func(tx *redis.Tx) error {
-		raw, err := tx.HGet(ctx, s.itemsKey, f).Result()
-		if err != nil {
-			return err // redis.Nil: no entry, translated to not found
-		}
-		if _, status, err = s.parseValue(f, raw); err != nil {
+	it := inventory.Item{PetID: petID, Quantity: quantity}
+	guard := s.guardBase + field(petID)
+	watched := func() error {
+		return s.watch(ctx, func(tx *redis.Tx) (err error) {
+			it.Status, err = s.update(ctx, tx, false, guard, it)
 			return err
-		}
-		if s.beforeExec != nil {
-			s.beforeExec(op)
-		}
-		// The status cannot change between the HGET and EXEC without
-		// aborting EXEC: only Put and Delete change it, and they write
-		// the guard. The transaction holds only HSET and XADD, which
-		// never reply nil: so TxPipelined's habit of returning redis.Nil
-		// for a nil reply even when EXEC committed cannot turn a success
-		// into a not found here.
-		it := inventory.Item{PetID: petID, Quantity: quantity, Status: status}
-		err = txPipelined(ctx, tx, func(p redis.Pipeliner) error {
-			p.HSet(ctx, s.itemsKey, f, value(quantity, status))
-			s.logSet(ctx, p, []inventory.Item{it})
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		return s.waitAcks(ctx, tx, op)
+		}, guard)
 	}
-	for attempt := 0; ; attempt++ {
-		err := s.watch(ctx, txf, s.guardBase+f)
+	attempt := func() error {
+		c, err := s.txClient(ctx, guard)
+		if err != nil {
+			return err
+		}
+		if c == nil {
+			return watched()
+		}
+		err = c.Watch(ctx, func(tx *redis.Tx) (err error) {
+			it.Status, err = s.update(ctx, tx, true, guard, it)
+			return err
+		})
+		if s.cluster != nil && movedBeforeExec(err) {
+			// The slot moved: ClusterClient.Watch follows the redirect.
+			return watched()
+		}
+		return err
+	}
+	for n := 0; ; n++ {
+		err := attempt()
 		if err == nil {
-			return inventory.Item{PetID: petID, Quantity: quantity, Status: status}, nil
+			return it, nil
 		}
 		if !errors.Is(err, redis.TxFailedErr) {
 			return inventory.Item{}, s.fail(op, err)
 		}
 		s.aborts.Add(1)
-		if attempt == s.maxRetries {
+		if n == s.maxRetries {
 			s.exhausted.Add(1)
 			return inventory.Item{}, inventory.Unavailable(fmt.Errorf(
 				"redis: the update of pet %d was aborted %d times by concurrent changes of its entry; retry later: %w",
-				petID, attempt+1, err))
+				petID, n+1, err))
 		}
-		if err := sleep(ctx, backoff(attempt)); err != nil {
+		if err := sleep(ctx, backoff(n)); err != nil {
 			return inventory.Item{}, translate(op, err)
 		}
 	}
+}
+
+// movedBeforeExec reports whether err is a Cluster's redirect (MOVED or
+// ASK) met by an update: it wrote nothing (a MULTI holding a redirected
+// command is discarded).
+func movedBeforeExec(err error) bool {
+	if _, ok := redis.IsMovedError(err); ok {
+		return true
+	}
+	_, ok := redis.IsAskError(err)
+	return ok
+}
+
+// txClient returns the client on whose connection a transaction over key
+// sends WATCH itself, in one pipeline with its first read: the Client, or
+// the ClusterClient's master of key's slot. It returns nil for another
+// kind of client (a Ring), whose transaction WATCHes through Watch.
+func (s *Store) txClient(ctx context.Context, key string) (*redis.Client, error) {
+	switch c := s.client.(type) {
+	case *redis.Client:
+		return c, nil
+	case *redis.ClusterClient:
+		return c.MasterForKey(ctx, key)
+	}
+	return nil, nil
+}
+
+// update is one attempt of SetQuantity on tx: it writes it.Quantity to
+// it.PetID's entry, keeping the entry's status, which it returns. With
+// watch, tx watches nothing yet and update sends WATCH guard in one
+// pipeline with its read of the entry; otherwise tx already watches guard.
+func (s *Store) update(ctx context.Context, tx *redis.Tx, watch bool, guard string, it inventory.Item) (inventory.Status, error) {
+	const op = "set quantity"
+	f := field(it.PetID)
+	var raw *redis.StringCmd
+	executed := false
+	if watch {
+		w := redis.NewStatusCmd(ctx, "watch", guard)
+		_, err := tx.Pipelined(ctx, func(p redis.Pipeliner) error {
+			_ = p.Process(ctx, w)
+			raw = p.HGet(ctx, s.itemsKey, f)
+			return nil
+		})
+		if werr := w.Err(); werr != nil {
+			return "", werr
+		}
+		if err != nil && err != raw.Err() {
+			return "", err // no connection: the commands were never sent
+		}
+		// go-redis releases only the WATCH of Tx.Watch when the transaction
+		// closes: this one is released by EXEC, or by UNWATCH on every way
+		// out without it, so that no WATCH stays on a pooled connection.
+		defer func() {
+			if !executed {
+				_ = tx.Unwatch(context.WithoutCancel(ctx)).Err()
+			}
+		}()
+	} else {
+		raw = tx.HGet(ctx, s.itemsKey, f)
+	}
+	v, err := raw.Result()
+	if err != nil {
+		return "", err // redis.Nil: no entry, translated to not found
+	}
+	if _, it.Status, err = s.parseValue(f, v); err != nil {
+		return "", err
+	}
+	if s.beforeExec != nil {
+		s.beforeExec(op)
+	}
+	// The status cannot change between the HGET and EXEC without aborting
+	// EXEC: only Put and Delete change it, and they write the guard. The
+	// transaction holds only HSET and XADD, which never reply nil: so
+	// TxPipelined's habit of returning redis.Nil for a nil reply even when
+	// EXEC committed cannot turn a success into a not found here.
+	err = txPipelined(ctx, tx, func(p redis.Pipeliner) error {
+		p.HSet(ctx, s.itemsKey, f, value(it.Quantity, it.Status))
+		s.logSet(ctx, p, []inventory.Item{it})
+		return nil
+	})
+	// EXEC ran, and released the WATCH, when it committed or aborted.
+	executed = err == nil || errors.Is(err, redis.TxFailedErr)
+	if err != nil {
+		return "", err
+	}
+	return it.Status, s.waitAcks(ctx, tx, op)
 }
 
 // watch runs fn in a WATCH transaction on the client, as Watch does, and

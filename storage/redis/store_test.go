@@ -15,7 +15,7 @@ import (
 
 func TestStoreConformanceMiniredis(t *testing.T) {
 	_, c := miniClient(t)
-	storetest.Run(t, withLogHooks(storetest.Config{
+	storetest.Run(t, withLogHooks(c, storetest.Config{
 		NewStore: func(t *testing.T) inventory.Store { return newTestStore(t, c) },
 	}))
 }
@@ -27,7 +27,7 @@ func TestStoreConformanceMiniredis(t *testing.T) {
 // write; the number of WATCH aborts is logged.
 func TestStoreConformanceRedis(t *testing.T) {
 	c := realClient(t)
-	storetest.Run(t, withLogHooks(storetest.Config{
+	storetest.Run(t, withLogHooks(c, storetest.Config{
 		Writers: 32,
 		Updates: 200,
 		NewStore: func(t *testing.T) inventory.Store {

@@ -18,18 +18,22 @@ import (
 
 // topologyConfig runs the concurrency subtests at 16 writers × 50
 // updates: enough to interleave on 2 cores, small enough for CI.
-func topologyConfig(newStore func(t *testing.T) inventory.Store) storetest.Config {
-	return withLogHooks(storetest.Config{Writers: 16, Updates: 50, NewStore: newStore})
+func topologyConfig(c redis.UniversalClient, newStore func(t *testing.T) inventory.Store) storetest.Config {
+	return withLogHooks(c, storetest.Config{Writers: 16, Updates: 50, NewStore: newStore})
 }
 
 // withLogHooks gives the storetest suite what it needs to check the
 // change log's fallbacks and two processes on one Redis: a second store
-// over the same keys, a trimmed log, a lost log (see trimLog, loseLog and
-// newInstance in changes_test.go).
-func withLogHooks(cfg storetest.Config) storetest.Config {
+// over the same keys, a trimmed log, a lost log, a fault between two
+// pages of a read (see trimLog, loseLog, newInstance and pageFaults in
+// changes_test.go), for stores on client c.
+func withLogHooks(c redis.UniversalClient, cfg storetest.Config) storetest.Config {
+	pf := &pageFaults{}
+	c.AddHook(pf)
 	cfg.NewInstance = newInstance
 	cfg.TrimLog = trimLog
 	cfg.LoseLog = loseLog
+	cfg.BetweenPages = pf.betweenPages
 	return cfg
 }
 
@@ -40,7 +44,7 @@ func TestStoreConformanceCluster(t *testing.T) {
 	// the client must find the owner from the cluster's slot map.
 	seeds, _ := c.Others(c.KeySlot("{" + DefaultKeyPrefix + "}:items"))
 	client := topologyClient(t, "redis://"+seeds[0].Addr()+"?addr="+seeds[1].Addr(), Cluster)
-	storetest.Run(t, topologyConfig(func(t *testing.T) inventory.Store {
+	storetest.Run(t, topologyConfig(client, func(t *testing.T) inventory.Store {
 		return newTestStore(t, client)
 	}))
 }
@@ -50,7 +54,7 @@ func TestStoreConformanceSentinel(t *testing.T) {
 	s := redistest.StartSentinel(t, redistest.SentinelOptions{})
 	addrs := s.SentinelAddrs()
 	client := topologyClient(t, "redis://"+addrs[0]+"?master_name="+s.MasterName+"&addr="+addrs[1]+"&addr="+addrs[2], Failover)
-	storetest.Run(t, topologyConfig(func(t *testing.T) inventory.Store {
+	storetest.Run(t, topologyConfig(client, func(t *testing.T) inventory.Store {
 		return newTestStore(t, client)
 	}))
 }
@@ -65,7 +69,7 @@ func TestStoreConformanceClusterTLS(t *testing.T) {
 	c := redistest.StartClusterWith(t, redistest.ClusterOptions{TLS: files})
 	seeds, _ := c.Others(c.KeySlot("{" + DefaultKeyPrefix + "}:items"))
 	client := topologyTLSClient(t, "rediss://"+seeds[0].Addr()+"?addr="+seeds[1].Addr(), Cluster, files)
-	storetest.Run(t, topologyConfig(func(t *testing.T) inventory.Store {
+	storetest.Run(t, topologyConfig(client, func(t *testing.T) inventory.Store {
 		s := newTestStore(t, client)
 		if err := s.Ready(t.Context()); err != nil {
 			t.Fatalf("Ready: %v", err)
@@ -80,7 +84,7 @@ func TestStoreConformanceSentinelTLS(t *testing.T) {
 	s := redistest.StartSentinel(t, redistest.SentinelOptions{TLS: files})
 	addrs := s.SentinelAddrs()
 	client := topologyTLSClient(t, "rediss://"+addrs[0]+"?master_name="+s.MasterName+"&addr="+addrs[1]+"&addr="+addrs[2], Failover, files)
-	storetest.Run(t, topologyConfig(func(t *testing.T) inventory.Store {
+	storetest.Run(t, topologyConfig(client, func(t *testing.T) inventory.Store {
 		st := newTestStore(t, client)
 		if err := st.Ready(t.Context()); err != nil {
 			t.Fatalf("Ready: %v", err)
