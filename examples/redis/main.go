@@ -36,7 +36,8 @@
 //	REDIS_URL             one node, Cluster or Sentinel URL, as above (default:
 //	                      embedded miniredis)
 //	INVENTORY_REDIS_CA_FILE   PEM file of the CA that signed the Redis server's
-//	                      certificate (a private CA), trusted besides the system's
+//	                      certificate (a private CA): trusted for Redis instead of
+//	                      the system's trust store, which other connections keep
 //	INVENTORY_REDIS_CERT_FILE, INVENTORY_REDIS_KEY_FILE  PEM client certificate
 //	                      and key, for a Redis that asks for one (mutual TLS)
 //	INVENTORY_REDIS_PASSWORD_FILE  file holding the Redis password, read again
@@ -46,8 +47,8 @@
 //	                      one key per line, re-read when it changes); with
 //	                      neither, a random key is generated and printed once
 //
-// The TLS files apply to rediss:// URLs (and to every node and sentinel of
-// a Cluster or Sentinel URL that asks for TLS); docs/SECURITY.md lists the
+// The TLS files apply to every node of the URL (and, in the Sentinel form,
+// to the sentinels too) and turn TLS on, as rediss:// does; docs/SECURITY.md lists the
 // configuration faults and their fixes, and the least ACL rule the store
 // needs.
 //
@@ -242,7 +243,7 @@ func parseConfig(args []string, getenv func(string) string, usage io.Writer) (co
 const usageFooter = `
 Environment:
   REDIS_URL                      the Redis: one node, Cluster or Sentinel URL (default: an embedded miniredis)
-  INVENTORY_REDIS_CA_FILE        PEM CA certificate(s) the Redis server's certificate is checked against, besides the system's
+  INVENTORY_REDIS_CA_FILE        PEM CA certificate(s) the Redis server's certificate is checked against (for Redis, instead of the system's)
   INVENTORY_REDIS_CERT_FILE      PEM client certificate, for mutual TLS (with INVENTORY_REDIS_KEY_FILE)
   INVENTORY_REDIS_KEY_FILE       its PEM private key
   INVENTORY_REDIS_PASSWORD_FILE  file holding the Redis password, read for every new connection (rotation without a restart)
