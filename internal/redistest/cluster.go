@@ -1,6 +1,7 @@
 package redistest
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"os/exec"
@@ -35,6 +36,11 @@ type ClusterOptions struct {
 	// hostname clients are told to use (cluster-preferred-endpoint-type
 	// hostname).
 	ReplicaLag time.Duration
+	// TLS, when set, makes every node TLS-only with these files: clients,
+	// replication and the cluster bus all speak TLS (tls-cluster,
+	// tls-replication), and the harness does too. It does not go with
+	// ReplicaLag.
+	TLS *TLSFiles
 }
 
 // LagHost is the loopback address the nodes of a cluster with replica lag
@@ -55,19 +61,32 @@ func StartCluster(t testing.TB) *Cluster {
 func StartClusterWith(t testing.TB, opts ClusterOptions) *Cluster {
 	t.Helper()
 	Require(t)
+	if opts.TLS != nil && opts.ReplicaLag > 0 {
+		t.Fatal("redistest: ClusterOptions: TLS does not go with ReplicaLag")
+	}
 	start := time.Now()
 	c := &Cluster{t: t, Proxies: map[*Node][]*Proxy{}}
+	var conf *tls.Config
+	if opts.TLS != nil {
+		conf = opts.TLS.ClientConfig(t)
+	}
 	busPorts := map[*Node]int{}
 	for i := range 6 {
 		var bus int
-		n := startNode(t, "cluster-"+strconv.Itoa(i), func(port int, dir string) []string {
+		n := startNodeTLS(t, "cluster-"+strconv.Itoa(i), conf, func(port int, dir string) []string {
 			bus = FreePort(t)
 			var announce []string
 			if opts.ReplicaLag > 0 {
 				announce = []string{"--cluster-announce-ip", LagHost,
 					"--cluster-announce-hostname", "127.0.0.1", "--cluster-preferred-endpoint-type", "hostname"}
 			}
-			return append(announce, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", dir,
+			ports := []string{"--port", strconv.Itoa(port)}
+			if opts.TLS != nil {
+				ports = append([]string{"--port", "0", "--tls-port", strconv.Itoa(port),
+					"--tls-cluster", "yes", "--tls-replication", "yes"}, opts.TLS.ServerArgs()...)
+			}
+			announce = append(announce, ports...)
+			return append(announce, "--bind", "127.0.0.1", "--dir", dir,
 				"--cluster-port", strconv.Itoa(bus),
 				"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
 				"--cluster-node-timeout", strconv.Itoa(int(ClusterNodeTimeout/time.Millisecond)),
@@ -92,6 +111,9 @@ func StartClusterWith(t testing.TB, opts ClusterOptions) *Cluster {
 		}
 	}
 	args := []string{"--cluster", "create"}
+	if opts.TLS != nil {
+		args = append([]string{"--tls", "--cacert", opts.TLS.CA, "--cert", opts.TLS.ClientCert, "--key", opts.TLS.ClientKey}, args...)
+	}
 	for _, n := range c.Nodes {
 		args = append(args, n.Addr())
 	}

@@ -1,6 +1,7 @@
 package redistest
 
 import (
+	"crypto/tls"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -31,6 +32,11 @@ type SentinelOptions struct {
 	// ReplicaLag, when positive, makes each replica replicate through a
 	// Proxy of its own that delays the stream by this much each way.
 	ReplicaLag time.Duration
+	// TLS, when set, makes every redis-server and sentinel TLS-only with
+	// these files, replication and the sentinels' links included
+	// (tls-replication), and the harness speaks TLS too. It does not go
+	// with ReplicaLag.
+	TLS *TLSFiles
 }
 
 // SentinelSet is a Sentinel-managed master with two replicas and three
@@ -51,9 +57,22 @@ type SentinelSet struct {
 func StartSentinel(t testing.TB, opts SentinelOptions) *SentinelSet {
 	t.Helper()
 	Require(t)
+	if opts.TLS != nil && opts.ReplicaLag > 0 {
+		t.Fatal("redistest: SentinelOptions: TLS does not go with ReplicaLag")
+	}
 	start := time.Now()
 	s := &SentinelSet{MasterName: "inventory-master", t: t}
-	master := StartNode(t, "sentinel-data-0")
+	data := func(name string, args ...string) *Node {
+		if opts.TLS != nil {
+			return StartTLSNode(t, name, opts.TLS, append([]string{"--tls-replication", "yes"}, args...)...)
+		}
+		return StartNode(t, name, args...)
+	}
+	var conf *tls.Config
+	if opts.TLS != nil {
+		conf = opts.TLS.ClientConfig(t)
+	}
+	master := data("sentinel-data-0")
 	s.Data = append(s.Data, master)
 	for i := 1; i <= 2; i++ {
 		upstream := master.Addr()
@@ -63,7 +82,7 @@ func StartSentinel(t testing.TB, opts SentinelOptions) *SentinelSet {
 			upstream = p.Addr()
 		}
 		host, port, _ := strings.Cut(upstream, ":")
-		s.Data = append(s.Data, StartNode(t, "sentinel-data-"+strconv.Itoa(i), "--replicaof", host, port))
+		s.Data = append(s.Data, data("sentinel-data-"+strconv.Itoa(i), "--replicaof", host, port))
 	}
 	if err := Poll(20*time.Second, s.replicasInSync); err != nil {
 		s.fail("the replicas did not sync: %v", err)
@@ -73,10 +92,15 @@ func StartSentinel(t testing.TB, opts SentinelOptions) *SentinelSet {
 		failoverTimeout = SentinelLagFailoverTimeout
 	}
 	for i := range 3 {
-		s.Sentinels = append(s.Sentinels, startNode(t, "sentinel-"+strconv.Itoa(i), func(port int, dir string) []string {
+		s.Sentinels = append(s.Sentinels, startNodeTLS(t, "sentinel-"+strconv.Itoa(i), conf, func(port int, dir string) []string {
 			conf := filepath.Join(dir, "sentinel.conf")
 			name := s.MasterName
-			text := fmt.Sprintf("port %d\nbind 127.0.0.1\ndir %s\nlogfile %s\n", port, dir, filepath.Join(dir, "redis.log")) +
+			ports := fmt.Sprintf("port %d\n", port)
+			if f := opts.TLS; f != nil {
+				ports = fmt.Sprintf("port 0\ntls-port %d\ntls-cert-file %s\ntls-key-file %s\ntls-ca-cert-file %s\ntls-auth-clients optional\ntls-replication yes\n",
+					port, f.ServerCert, f.ServerKey, f.CA)
+			}
+			text := ports + fmt.Sprintf("bind 127.0.0.1\ndir %s\nlogfile %s\n", dir, filepath.Join(dir, "redis.log")) +
 				fmt.Sprintf("sentinel monitor %s 127.0.0.1 %d 2\n", name, master.Port) +
 				fmt.Sprintf("sentinel down-after-milliseconds %s %d\n", name, SentinelDownAfter.Milliseconds()) +
 				fmt.Sprintf("sentinel failover-timeout %s %d\n", name, failoverTimeout.Milliseconds()) +

@@ -77,7 +77,7 @@ func TestConfigurationErrorLoggedOnce(t *testing.T) {
 	}
 	m.SetError("")
 	logs := buf.String()
-	if n := strings.Count(logs, "configuration error"); n != 1 || !strings.Contains(logs, "level=ERROR") || !strings.Contains(logs, "cluster=true") {
+	if n := strings.Count(logs, "configuration fault"); n != 1 || !strings.Contains(logs, "level=ERROR") || !strings.Contains(logs, "cluster=true") {
 		t.Errorf("logged %d configuration errors, want 1 at level ERROR naming the fix (cluster=true):\n%s", n, logs)
 	}
 }

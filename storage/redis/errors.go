@@ -2,6 +2,8 @@ package redisstore
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -54,37 +56,108 @@ func isNil(err error) bool {
 	return err == redis.Nil
 }
 
-// ErrMisconfigured matches (errors.Is) the errors of a store whose client
-// reaches a server that cannot serve it as configured: a Cluster node
-// reached as a single node (MOVED or ASK), a server that does not know
-// the store's commands (a sentinel's port), a single node reached as a
-// Cluster, or sentinels that know no master of the configured name. Such
-// an error also matches inventory.ErrUnavailable: the API answers 503,
-// and Ready fails. The store logs the first one, with its fix.
-var ErrMisconfigured = errors.New("redisstore: the Redis URL or client does not fit the server it reaches")
+// ErrMisconfigured matches (errors.Is) the errors of a store whose
+// configuration, or the server's, keeps it from serving: a fault that
+// retrying does not fix and an operator must (see the package doc,
+// Configuration faults). Such an error also matches
+// inventory.ErrUnavailable: the API answers 503 with Retry-After, and
+// Ready fails with it. The store logs each fault once at Error with its
+// fix, counts it in Stats.ConfigFaults while it persists, and logs at Info
+// when it clears.
+var ErrMisconfigured = errors.New("redisstore: misconfigured")
 
-// misconfigured returns the fix for an error that says the client reaches
-// the wrong kind of server, or "" when err is not one. cluster tells
-// whether the client is a ClusterClient (which follows MOVED and ASK on
-// its own, so that those are only a slot migration for it).
-func misconfigured(err error, cluster bool) string {
-	if strings.Contains(err.Error(), "all sentinels specified in configuration are unreachable") && errors.Is(err, redis.Nil) {
-		return "the sentinels know no master of the name REDIS_URL gives (master_name=); check it against SENTINEL MASTERS on a sentinel"
+// The kinds of configuration fault, as the store's log lines name them
+// (attribute "fault").
+const (
+	faultTLSVerify   = "tls-verify"
+	faultTLSToPlain  = "tls-to-plain-port"
+	faultPlainToTLS  = "plain-to-tls-port"
+	faultCredentials = "credentials"
+	faultACL         = "acl"
+	faultMasterName  = "master-name"
+	faultClusterNode = "cluster-node-as-single"
+	faultNotCluster  = "not-a-cluster"
+	faultSentinel    = "sentinel-port"
+	faultEviction    = "eviction-policy"
+	faultOOM         = "maxmemory"
+)
+
+// classify returns the kind of configuration fault err shows and its fix,
+// or "" when err is not one. It is the one place that tells configuration
+// faults from other errors.
+func (s *Store) classify(err error) (kind, fix string) {
+	if ef, ok := errors.AsType[*evictionFault](err); ok {
+		return faultEviction, ef.fix()
+	}
+	sentinels := strings.Contains(err.Error(), "all sentinels specified in configuration are unreachable")
+	if sentinels && errors.Is(err, redis.Nil) {
+		return faultMasterName, fmt.Sprintf("the sentinels know no master named %q (REDIS_URL's master_name=); check it against SENTINEL MASTERS on a sentinel", s.info.masterName)
+	}
+	var cve *tls.CertificateVerificationError
+	var ua x509.UnknownAuthorityError
+	var he x509.HostnameError
+	var ci x509.CertificateInvalidError
+	if errors.As(err, &cve) || errors.As(err, &ua) || errors.As(err, &he) || errors.As(err, &ci) {
+		return faultTLSVerify, "TLS: the client does not trust the Redis server's certificate; give the CA that signed it with INVENTORY_REDIS_CA_FILE (Config.LoadTLSFiles), and check that REDIS_URL's host is a name the certificate holds"
+	}
+	var rh tls.RecordHeaderError
+	if errors.As(err, &rh) {
+		return faultTLSToPlain, "TLS: the server answers in plain text but the client speaks TLS; use redis:// (not rediss://) for this port, or the server's TLS port"
+	}
+	if fix := s.portSpeaksOther(err); fix != "" {
+		kind := faultPlainToTLS
+		if s.info.tls {
+			kind = faultTLSToPlain
+		}
+		return kind, fix
 	}
 	var re redis.Error
 	if !errors.As(err, &re) {
-		return ""
+		return "", ""
 	}
 	msg := re.Error()
+	cluster := s.cluster != nil
 	switch {
+	case strings.HasPrefix(msg, "WRONGPASS"), strings.HasPrefix(msg, "NOAUTH"),
+		strings.HasPrefix(msg, "ERR AUTH"), strings.Contains(msg, "without any password configured"):
+		return faultCredentials, s.credentialsFix(sentinels)
+	case strings.HasPrefix(msg, "NOPERM"):
+		return faultACL, s.aclFix(msg)
+	case strings.HasPrefix(msg, "OOM "):
+		return faultOOM, "Redis refuses writes: its memory is at maxmemory (OOM command not allowed); raise maxmemory or free memory on the server (the store's keys must never be evicted: keep maxmemory-policy noeviction or volatile-*)"
 	case !cluster && (strings.HasPrefix(msg, "MOVED ") || strings.HasPrefix(msg, "ASK ")):
-		return "the server is a Redis Cluster node that does not own the store's keys, reached as a single node; name the Cluster instead: REDIS_URL=redis://host:port?cluster=true (or ?addr=host2:port2&addr=… for more seeds), or pass a redis.ClusterClient to New"
+		return faultClusterNode, "the server is a Redis Cluster node that does not own the store's keys, reached as a single node; name the Cluster instead: REDIS_URL=redis://host:port?cluster=true (or ?addr=host2:port2&addr=… for more seeds), or pass a redis.ClusterClient to New"
 	case cluster && strings.Contains(msg, "cluster support disabled"):
-		return "the server is not a Cluster node (cluster support disabled) but REDIS_URL names a Cluster; drop cluster=true and addr= to name one node, or use master_name= for Sentinel"
+		return faultNotCluster, "the server is not a Cluster node (cluster support disabled) but REDIS_URL names a Cluster; drop cluster=true and addr= to name one node, or use master_name= for Sentinel"
 	case strings.HasPrefix(msg, "ERR unknown command"):
-		return "the server does not know a command the store needs (WATCH, MULTI, EXEC): it is probably a Redis Sentinel's port; name the master through the sentinels instead: REDIS_URL=redis://sentinel:port?master_name=NAME&addr=sentinel2:port, or pass a redis.NewFailoverClient to New"
+		return faultSentinel, "the server does not know a command the store needs (WATCH, MULTI, EXEC): it is probably a Redis Sentinel's port; name the master through the sentinels instead: REDIS_URL=redis://sentinel:port?master_name=NAME&addr=sentinel2:port, or pass a redis.NewFailoverClient to New"
 	}
-	return ""
+	return "", ""
+}
+
+// credentialsFix says which user and password Redis refused and where
+// they come from.
+func (s *Store) credentialsFix(sentinels bool) string {
+	switch {
+	case sentinels:
+		return "a sentinel refused the credentials (WRONGPASS or NOAUTH): in the Sentinel form the user and password of REDIS_URL itself (redis://user:password@sentinel:port?master_name=…) are the sentinels'; fix them there, or drop them if the sentinels need none"
+	case s.info.masterName != "":
+		return "the master refused the credentials (WRONGPASS or NOAUTH): in the Sentinel form the master's user and password are REDIS_URL's username= and password= parameters (or INVENTORY_REDIS_PASSWORD_FILE, Config.UsePasswordFile), not the URL's user information, which goes to the sentinels"
+	}
+	return "Redis refused the credentials (WRONGPASS or NOAUTH): check the user and password of REDIS_URL (redis://user:password@host:port) or the file INVENTORY_REDIS_PASSWORD_FILE names (Config.UsePasswordFile); with a password file, close the connections (CLIENT KILL USER …) after changing it"
+}
+
+// aclFix names the command or keys an ACL user may not use, and the rule
+// that grants them.
+func (s *Store) aclFix(msg string) string {
+	if _, rest, ok := strings.Cut(msg, "to run the '"); ok {
+		cmd, _, _ := strings.Cut(rest, "'")
+		cmd = strings.ToLower(cmd)
+		return fmt.Sprintf("the Redis ACL user may not run %s (NOPERM); grant it: ACL SETUSER <user> +%s, or give the user the store's whole rule: ACL SETUSER <user> %s",
+			strings.ToUpper(cmd), cmd, ACLRule(s.prefix))
+	}
+	return fmt.Sprintf("the Redis ACL user may not use the store's keys (NOPERM); grant them: ACL SETUSER <user> ~{%s}:*, or give the user the store's whole rule: ACL SETUSER <user> %s",
+		s.prefix, ACLRule(s.prefix))
 }
 
 // reloadAfter reports whether err tells that a ClusterClient's slot map
@@ -114,8 +187,8 @@ func reloadAfter(err error) bool {
 // CLUSTERDOWN, TRYAGAIN (slot migration), or max clients reached.
 //
 // Authentication, permission, out-of-memory and TLS errors are not in the
-// list: they are configuration faults that retrying does not fix, so they
-// are answered 500 and logged as errors.
+// list: they are configuration faults (see Store.classify), also answered
+// 503 but logged with their fix.
 func unavailable(err error) bool {
 	switch {
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):

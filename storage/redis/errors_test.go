@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"os"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -59,8 +61,10 @@ func TestRedisErrorReplies(t *testing.T) {
 		{"CLUSTERDOWN The cluster is down", true, false},
 		{"TRYAGAIN Multiple keys request during rehashing of slot", true, false},
 		{"ERR max number of clients reached", true, false},
-		{"NOAUTH Authentication required.", false, false},
-		{"OOM command not allowed when used memory > 'maxmemory'.", false, false},
+		{"NOAUTH Authentication required.", true, true},
+		{"WRONGPASS invalid username-password pair or user is disabled.", true, true},
+		{"NOPERM this user has no permissions to run the 'xadd' command", true, true},
+		{"OOM command not allowed when used memory > 'maxmemory'.", true, true},
 		{"ERR unknown command 'watch', with args beginning with: ", true, true},
 		{"MOVED 1234 127.0.0.1:7000", true, true},
 		{"ASK 1234 127.0.0.1:7000", true, true},
@@ -235,4 +239,16 @@ func storeAt(t *testing.T, addr string) *Store {
 		t.Fatalf("New = %v, want success whatever is at %s", err, addr)
 	}
 	return s
+}
+
+func TestGoRedisLogger(t *testing.T) {
+	var b strings.Builder
+	l := NewGoRedisLogger(slog.New(slog.NewTextHandler(&b, nil)))
+	l.Printf(t.Context(), "sentinel: new master=%q addr=%q", "shop", "127.0.0.1:7000")
+	l.Printf(t.Context(), "sentinel: GetMasterAddrByName name=%q failed: %s", "shop", "i/o timeout")
+	got := b.String()
+	if !strings.Contains(got, `level=INFO msg="go-redis: sentinel: new master=`) ||
+		!strings.Contains(got, `level=WARN msg="go-redis: sentinel: GetMasterAddrByName`) {
+		t.Errorf("log:\n%s\nwant the new master at INFO and the failure at WARN", got)
+	}
 }

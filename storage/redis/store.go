@@ -39,9 +39,13 @@ type Store struct {
 	ackTimeout time.Duration // and how long
 	log        *slog.Logger
 
-	cluster       *redis.ClusterClient // client, when it is a ClusterClient
-	lastReload    atomic.Int64         // unix nanoseconds of the last ReloadState
-	configLogged  atomic.Bool          // a configuration error was logged
+	cluster       *redis.ClusterClient   // client, when it is a ClusterClient
+	lastReload    atomic.Int64           // unix nanoseconds of the last ReloadState
+	info          clientInfo             // the client's configuration, for the fixes logged
+	probe         portProbe              // the last probe of a port's protocol
+	evictOK       bool                   // WithEvictionAllowed
+	activeFault   atomic.Pointer[string] // the kind of the configuration fault in force, if any
+	configFaults  atomic.Uint64
 	aborts        atomic.Uint64
 	exhausted     atomic.Uint64
 	reloads       atomic.Uint64
@@ -83,6 +87,7 @@ type config struct {
 	acks       int
 	ackTimeout time.Duration
 	log        *slog.Logger
+	evictOK    bool
 }
 
 // WithKeyPrefix sets the prefix of every key the store uses; default
@@ -130,11 +135,21 @@ func WithReplicaAcks(n int, timeout time.Duration) Option {
 	return func(c *config) { c.acks, c.ackTimeout = n, timeout }
 }
 
-// WithLogger sets where the store logs what an operator must fix, once:
-// a client that reaches the wrong kind of server (see ErrMisconfigured).
-// Default slog.Default().
+// WithLogger sets where the store logs what an operator must fix: each
+// configuration fault once at Error with its fix, and at Info when it
+// clears (see ErrMisconfigured). Default slog.Default().
 func WithLogger(l *slog.Logger) Option {
 	return func(c *config) { c.log = l }
+}
+
+// WithEvictionAllowed makes Ready accept a Redis whose maxmemory-policy
+// is allkeys-* (allkeys-lru, allkeys-lfu, allkeys-random), which evicts
+// the store's keys under memory pressure and so loses inventory silently.
+// Without it such a Redis is not ready (a configuration fault). Give it
+// only when the inventory can be rebuilt, for example a cache of another
+// system.
+func WithEvictionAllowed() Option {
+	return func(c *config) { c.evictOK = true }
 }
 
 // New returns a Store over client. It does not talk to Redis, so it
@@ -181,6 +196,8 @@ func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
 		acks:       c.acks,
 		ackTimeout: c.ackTimeout,
 		log:        c.log,
+		evictOK:    c.evictOK,
+		info:       infoOf(client),
 	}
 	s.cluster, _ = client.(*redis.ClusterClient)
 	return s, nil
@@ -215,11 +232,14 @@ func validPrefix(p string) error {
 	return nil
 }
 
-// KeyPrefix returns the prefix the store's keys carry, as a hash tag:
-// every key of the store starts with "{" + prefix + "}:".
+// KeyPrefix returns the prefix WithKeyPrefix set (DefaultKeyPrefix by
+// default), without braces: every key of the store starts with
+// "{" + KeyPrefix() + "}:", the prefix as a Redis Cluster hash tag.
 func (s *Store) KeyPrefix() string { return s.prefix }
 
-// Stats counts how SetQuantity's optimistic transactions went since New.
+// Stats counts, since New, how the store's optimistic transactions and
+// replica acknowledgements went and the configuration faults it met, for
+// metrics.
 type Stats struct {
 	// WatchAborts counts transactions whose EXEC Redis refused because
 	// the pet's entry was put or deleted between WATCH and EXEC; each was
@@ -235,12 +255,17 @@ type Stats struct {
 	// AckShortfalls counts writes that fewer replicas acknowledged than
 	// WithReplicaAcks asked for, each answered with ErrUnavailable.
 	AckShortfalls uint64
+	// ConfigFaults counts the calls (Ready included) that failed with a
+	// configuration fault (an error matching ErrMisconfigured): each
+	// fault is logged once, so this is how to see that it persists.
+	ConfigFaults uint64
 }
 
 // Stats returns the counters since New.
 func (s *Store) Stats() Stats {
 	return Stats{WatchAborts: s.aborts.Load(), RetriesExhausted: s.exhausted.Load(),
-		ClusterReloads: s.reloads.Load(), AckShortfalls: s.ackShortfalls.Load()}
+		ClusterReloads: s.reloads.Load(), AckShortfalls: s.ackShortfalls.Load(),
+		ConfigFaults: s.configFaults.Load()}
 }
 
 // reloadInterval is the shortest time between two slot-map reloads the
@@ -253,21 +278,21 @@ const reloadInterval = 250 * time.Millisecond
 // for a reload (at most once per reloadInterval), since go-redis alone
 // reloads it only every minute or on MOVED, and keeps redialling a dead
 // master meanwhile; MOVED and ASK on a ClusterClient (a slot moving, or
-// redirects exhausted) are unavailable for now. A client reaching the
-// wrong kind of server is logged once and is unavailable, matching
-// ErrMisconfigured too.
+// redirects exhausted) are unavailable for now. A configuration fault
+// (see classify) is recorded (logged once) and is unavailable, matching
+// ErrMisconfigured too. A nil err is a success, which ends a fault in
+// force.
 func (s *Store) fail(op string, err error) error {
 	if err == nil {
+		s.cleared(op == "ready")
 		return nil
 	}
 	if s.cluster != nil && reloadAfter(err) {
 		s.reloadClusterState()
 	}
-	if fix := misconfigured(err, s.cluster != nil); fix != "" {
-		if s.configLogged.CompareAndSwap(false, true) {
-			s.log.Error("redisstore: configuration error: "+fix, "error", err.Error())
-		}
-		return inventory.Unavailable(fmt.Errorf("%w: %s: %w", ErrMisconfigured, fix, err))
+	if kind, fix := s.classify(err); kind != "" {
+		s.fault(kind, fix, err)
+		return inventory.Unavailable(fmt.Errorf("%w: redis %s: %s: %w", ErrMisconfigured, op, fix, err))
 	}
 	if s.cluster != nil && !unavailable(err) && reloadAfter(err) {
 		return inventory.Unavailable(fmt.Errorf("redis %s: the Cluster moved the store's slot: %w", op, err))
@@ -298,35 +323,89 @@ func (s *Store) Ping(ctx context.Context) error {
 }
 
 // Ready reports whether the store can serve requests, for a readiness
-// probe. Unlike Ping, it exercises the store's own keys the way a write
-// does: WATCH of the change log, a read of the items hash, and a
-// MULTI/EXEC holding a write that changes nothing (HDEL of a field that
-// never exists) and a read. So a server that answers PING but cannot serve is not ready: a
-// Cluster node that does not own the store's slot reached as a single
-// node (MOVED), a sentinel's port (unknown command), a read-only replica
-// (READONLY), a Sentinel or Cluster without a master. Its errors are
-// translated like every other; a misdirected client also matches
-// ErrMisconfigured and is logged once.
+// probe. Unlike Ping, it sends every command the store sends (see
+// Commands), on the store's own keys or on probe keys under the same hash
+// tag ({prefix}:probe:…, deleted in the same transaction): WATCH, then
+// one pipeline (EXISTS, UNWATCH, WAIT 0 0, INFO memory), then one
+// MULTI/EXEC that writes nothing lists can see: a write that changes
+// nothing to the items hash (HDEL of a field that never exists), reads of
+// the items hash and the change log, and writes, reads and deletes of the
+// probe keys (MSET, HSET, EXPIRE, RENAME, PERSIST, HGET, XADD, DEL,
+// UNLINK). So a server that answers PING
+// but cannot serve is not ready: a Cluster node that does not own the
+// store's slot reached as a single node (MOVED), a sentinel's port
+// (unknown command), a read-only replica (READONLY), a Sentinel or
+// Cluster without a master, an ACL user that may not run one of the
+// commands (NOPERM, naming it), wrong credentials or TLS settings. A Redis
+// whose maxmemory-policy is allkeys-* is not ready either, unless
+// WithEvictionAllowed says so. Its errors are translated like every
+// other; configuration faults match ErrMisconfigured, and are logged once
+// with their fix.
 func (s *Store) Ready(ctx context.Context) error {
 	const op = "ready"
 	if err := ctx.Err(); err != nil {
 		return translate(op, err)
 	}
+	probe := "{" + s.prefix + "}:probe:" + newNonce()
+	var info *redis.StringCmd
 	err := s.watch(ctx, func(tx *redis.Tx) error {
-		if err := tx.Exists(ctx, s.itemsKey).Err(); err != nil {
-			return err
-		}
-		err := txPipelined(ctx, tx, func(p redis.Pipeliner) error {
-			p.HDel(ctx, s.itemsKey, "") // refused by a read-only replica
-			p.Exists(ctx, s.logKey)
+		var exists, unwatch, wait redis.Cmder
+		_, _ = tx.Pipelined(ctx, func(p redis.Pipeliner) error {
+			exists = p.Exists(ctx, s.itemsKey)
+			unwatch = p.Do(ctx, "unwatch")
+			wait = p.Do(ctx, "wait", 0, 0) // no replica to wait for: answers at once
+			info = p.Info(ctx, "memory")
 			return nil
 		})
-		return err
+		for _, c := range []redis.Cmder{exists, unwatch, wait} {
+			if err := c.Err(); err != nil {
+				return err
+			}
+		}
+		if err := info.Err(); err != nil && (!isReply(err) || strings.HasPrefix(err.Error(), "NOPERM")) {
+			return err // a server without INFO memory (a test double) says nothing of eviction
+		}
+		return txPipelined(ctx, tx, func(p redis.Pipeliner) error {
+			p.Ping(ctx)
+			p.HDel(ctx, s.itemsKey, "") // a write: refused by a read-only replica
+			p.HLen(ctx, s.itemsKey)
+			p.HScan(ctx, s.itemsKey, 0, "", 1)
+			p.XRangeN(ctx, s.logKey, "-", "+", 1)
+			p.XRevRangeN(ctx, s.logKey, "+", "-", 1)
+			p.MSet(ctx, probe+":guard", "1")
+			p.HSet(ctx, probe+":staging", "0", "0:sold")
+			p.Expire(ctx, probe+":staging", seedTTL)
+			p.Rename(ctx, probe+":staging", probe+":items")
+			p.Persist(ctx, probe+":items")
+			p.HGet(ctx, probe+":items", "0")
+			p.XAdd(ctx, &redis.XAddArgs{Stream: probe + ":log", MaxLen: 1, Approx: true, Values: []any{"probe", "1"}})
+			p.Del(ctx, probe+":guard", probe+":items")
+			p.Unlink(ctx, probe+":log")
+			return nil
+		})
 	}, s.logKey)
-	if errors.Is(err, redis.TxFailedErr) {
-		return nil // a write appended to the log meanwhile: the store serves
+	if err == nil && !s.evictOK {
+		if policy := infoField(info.Val(), "maxmemory_policy"); strings.HasPrefix(policy, "allkeys-") {
+			err = &evictionFault{policy: policy}
+		}
 	}
 	return s.fail(op, err)
+}
+
+// isReply reports whether err is an error reply of Redis.
+func isReply(err error) bool {
+	var re redis.Error
+	return errors.As(err, &re)
+}
+
+// infoField returns the value of field in an INFO reply ("" if absent).
+func infoField(info, field string) string {
+	for line := range strings.Lines(info) {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
 }
 
 func field(petID int64) string { return strconv.FormatInt(petID, 10) }
@@ -522,6 +601,7 @@ func (s *Store) Put(ctx context.Context, items ...inventory.Item) error {
 			return s.fail(op, err)
 		}
 	}
+	s.cleared(false)
 	return nil
 }
 
@@ -572,6 +652,7 @@ func (s *Store) Delete(ctx context.Context, petID int64) error {
 	if err != nil {
 		return s.fail(op, err)
 	}
+	s.cleared(false)
 	if removed.Val() == 0 {
 		return inventory.ErrNotFound
 	}

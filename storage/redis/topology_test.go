@@ -55,14 +55,60 @@ func TestStoreConformanceSentinel(t *testing.T) {
 	}))
 }
 
+// The same suite over TLS: every node TLS-only, the Cluster's bus, the
+// replication and the sentinels included, reached through rediss:// URLs
+// and a private CA given to LoadTLSFiles (with a client certificate).
+
+func TestStoreConformanceClusterTLS(t *testing.T) {
+	t.Parallel()
+	files := redistest.NewTLSFiles(t)
+	c := redistest.StartClusterWith(t, redistest.ClusterOptions{TLS: files})
+	seeds, _ := c.Others(c.KeySlot("{" + DefaultKeyPrefix + "}:items"))
+	client := topologyTLSClient(t, "rediss://"+seeds[0].Addr()+"?addr="+seeds[1].Addr(), Cluster, files)
+	storetest.RunConfig(t, topologyConfig(func(t *testing.T) inventory.Store {
+		s := newTestStore(t, client)
+		if err := s.Ready(t.Context()); err != nil {
+			t.Fatalf("Ready: %v", err)
+		}
+		return s
+	}))
+}
+
+func TestStoreConformanceSentinelTLS(t *testing.T) {
+	t.Parallel()
+	files := redistest.NewTLSFiles(t)
+	s := redistest.StartSentinel(t, redistest.SentinelOptions{TLS: files})
+	addrs := s.SentinelAddrs()
+	client := topologyTLSClient(t, "rediss://"+addrs[0]+"?master_name="+s.MasterName+"&addr="+addrs[1]+"&addr="+addrs[2], Failover, files)
+	storetest.RunConfig(t, topologyConfig(func(t *testing.T) inventory.Store {
+		st := newTestStore(t, client)
+		if err := st.Ready(t.Context()); err != nil {
+			t.Fatalf("Ready: %v", err)
+		}
+		return st
+	}))
+}
+
 // topologyClient returns a client for url, which must name topology, as
 // ParseURL builds it (the store's timeouts included); closed when the test
 // ends.
 func topologyClient(t *testing.T, url string, topology Topology) redis.UniversalClient {
 	t.Helper()
+	return topologyTLSClient(t, url, topology, nil)
+}
+
+// topologyTLSClient is topologyClient with the CA and the client
+// certificate of files given to LoadTLSFiles, when files is not nil.
+func topologyTLSClient(t *testing.T, url string, topology Topology, files *redistest.TLSFiles) redis.UniversalClient {
+	t.Helper()
 	cfg, err := ParseURL(url)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if files != nil {
+		if err := cfg.LoadTLSFiles(files.CA, files.ClientCert, files.ClientKey); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if cfg.Topology != topology {
 		t.Fatalf("ParseURL(%q) names a %s, want a %s", url, cfg.Topology, topology)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -136,7 +137,9 @@ func (c *Config) NewClient() redis.UniversalClient {
 	case Cluster:
 		return redis.NewClusterClient(c.Cluster)
 	case Failover:
-		return redis.NewFailoverClient(c.Failover)
+		client := redis.NewFailoverClient(c.Failover)
+		registerFailover(client, c.Failover)
+		return client
 	}
 	return redis.NewClient(c.Single)
 }
@@ -224,6 +227,11 @@ func parseURL(rawURL string) (*Config, error) {
 		return nil, fmt.Errorf("host %q names several addresses separated by commas; for a Cluster write redis://host1:port1?addr=host2:port2&addr=host3:port3, for Sentinel redis://sentinel1:port?master_name=NAME&addr=sentinel2:port", u.Host)
 	}
 	q := u.Query()
+	for k := range q {
+		if !slices.Contains(knownParams, k) {
+			return nil, unknownParam(k)
+		}
+	}
 	_, named := q["master_name"]
 	addrs, hasAddrs := q["addr"]
 	clusterFlag, hasCluster := q["cluster"]
@@ -302,6 +310,56 @@ func parseURL(rawURL string) (*Config, error) {
 	}
 	ApplyTimeouts(o)
 	return &Config{Topology: Single, Single: o}, nil
+}
+
+// knownParams are the query parameters of a Redis URL: go-redis's, of
+// any of its three forms, and the store's own cluster.
+var knownParams = []string{
+	"addr", "client_name", "cluster", "conn_max_idle_time", "conn_max_lifetime", "conn_max_lifetime_jitter",
+	"context_timeout_enabled", "db", "dial_timeout", "dialer_retries", "dialer_retry_timeout",
+	"failing_timeout_seconds", "idle_timeout", "master_name", "max_active_conns", "max_concurrent_dials",
+	"max_conn_age", "max_idle_conns", "max_redirects", "max_retries", "max_retry_backoff", "min_idle_conns",
+	"min_retry_backoff", "password", "pipeline_pool_size", "pipeline_read_buffer_size",
+	"pipeline_write_buffer_size", "pool_fifo", "pool_size", "pool_timeout", "protocol", "read_only",
+	"read_timeout", "replica_only", "route_by_latency", "route_by_latency_tolerance", "route_randomly",
+	"skip_verify", "use_disconnected_replicas", "username", "write_timeout",
+}
+
+// unknownParam is the error for a query parameter no form knows, with the
+// known one it is closest to when it looks like a misspelling of it.
+func unknownParam(k string) error {
+	best, bestD := "", len(k)/3+2
+	norm := strings.ToLower(strings.ReplaceAll(k, "-", "_"))
+	for _, p := range knownParams {
+		if d := editDistance(norm, p); d < bestD {
+			best, bestD = p, d
+		}
+	}
+	if best != "" {
+		return fmt.Errorf("unknown parameter %q; did you mean %s?", k, best)
+	}
+	return fmt.Errorf("unknown parameter %q; the parameters are go-redis's (master_name, addr, username, password, dial_timeout, pool_size, …) and cluster", k)
+}
+
+// editDistance is the Levenshtein distance of a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
 
 // refuse fails when q has one of params.

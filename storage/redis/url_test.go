@@ -168,6 +168,12 @@ func TestParseURLErrors(t *testing.T) {
 		{"redis://a:7101?addr=b:x", `addr="b:x"`},
 		{"redis://a:7101?addr=:7102", `addr=":7102"`},
 		{"redis://a:7101?addr=b:7102&no_such_option=1", "no_such_option"},
+		// A misspelt parameter gets the right one suggested.
+		{"redis://s:26379?master-name=m", `unknown parameter "master-name"; did you mean master_name?`},
+		{"redis://s:26379?master_name=m&addr=s2:1&pasword=x", "did you mean password?"},
+		{"redis://a:1?dial-timeout=1s", "did you mean dial_timeout?"},
+		{"redis://a:1?Cluster=true", "did you mean cluster?"},
+		{"redis://a:1?frobnicate=1", "the parameters are go-redis's"},
 		{"redis://a:7101?cluster=yes", "cluster="},
 		{"redis://a:7101?cluster=true&cluster=true", "cluster is given more than once"},
 		{"redis://a:7101?cluster=false&addr=b:7102", "cluster=false"},
