@@ -71,15 +71,12 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/petinventory/petinventory/examples/internal/demo"
@@ -97,7 +94,7 @@ func main() {
 		log.Error("invalid configuration", "error", err)
 		os.Exit(exitConfig)
 	}
-	redis.SetLogger(redisLogger{log}) // process-wide: go-redis has one logger
+	redis.SetLogger(redisstore.NewGoRedisLogger(log)) // process-wide: go-redis has one logger
 	ctx, stop := demo.SignalContext()
 	err = run(ctx, cfg, log, os.Stderr, nil)
 	stop()
@@ -255,27 +252,3 @@ Exit status: 0 after a graceful shutdown or -h; 2 when the settings are wrong
 (a flag, an environment variable, REDIS_URL, a file they name); 1 when serving
 fails (the address is taken, for example).
 `
-
-// redisLogger sends go-redis's own log lines to the server's log: its
-// routine Sentinel events (a master found, a sentinel discovered) at INFO,
-// everything else (failed dials and the like) at WARN.
-type redisLogger struct{ log *slog.Logger }
-
-func (l redisLogger) Printf(ctx context.Context, format string, v ...any) {
-	level := slog.LevelWarn
-	if routineRedisEvent(format) {
-		level = slog.LevelInfo
-	}
-	l.log.Log(ctx, level, "go-redis: "+fmt.Sprintf(format, v...))
-}
-
-// routineRedisEvent reports whether a go-redis log format is the normal
-// life of a Sentinel client rather than a failure.
-func routineRedisEvent(format string) bool {
-	for _, p := range []string{"sentinel: new master=", "sentinel: discovered new sentinel=", "sentinel: selected addr="} {
-		if strings.HasPrefix(format, p) {
-			return true
-		}
-	}
-	return false
-}

@@ -150,24 +150,6 @@ func TestConfigErrors(t *testing.T) {
 	}
 }
 
-func TestRoutineRedisEvents(t *testing.T) {
-	var buf logBuffer
-	l := redisLogger{slog.New(slog.NewTextHandler(&buf, nil))}
-	l.Printf(t.Context(), "sentinel: new master=%q addr=%q", "shop", "10.0.0.1:6379")
-	l.Printf(t.Context(), "sentinel: discovered new sentinel=%q for master=%q", "10.0.0.2:26379", "shop")
-	l.Printf(t.Context(), "sentinel: GetMasterAddrByName name=%q failed: %s", "shop", "i/o timeout")
-	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
-	want := []string{"level=INFO", "level=INFO", "level=WARN"}
-	if len(lines) != len(want) {
-		t.Fatalf("logged %q", lines)
-	}
-	for i, w := range want {
-		if !strings.Contains(lines[i], w) {
-			t.Errorf("line %d = %s, want %s", i, lines[i], w)
-		}
-	}
-}
-
 // keyDir is a Kubernetes-style mounted secret: keys is a link to
 // ..data/keys, and ..data a link to the current version's directory,
 // which an update replaces in one rename.

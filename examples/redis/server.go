@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -56,6 +57,9 @@ func run(ctx context.Context, cfg config, log *slog.Logger, out io.Writer, ready
 	opts := []redisstore.Option{redisstore.WithKeyPrefix(cfg.redisPrefix), redisstore.WithLogger(log)}
 	if cfg.replicaAcks > 0 {
 		opts = append(opts, redisstore.WithReplicaAcks(cfg.replicaAcks, cfg.ackTimeout))
+	}
+	if cfg.allowEviction {
+		opts = append(opts, redisstore.WithEvictionAllowed())
 	}
 	store, err := redisstore.New(client, opts...)
 	if err != nil {
@@ -334,11 +338,14 @@ func (p probes) readyz(ctx context.Context) (int, string, []byte) {
 	}
 	p.state.record(ctx, p.log, msg)
 	if msg != "" {
-		body, _ := json.Marshal(struct {
+		var body bytes.Buffer
+		enc := json.NewEncoder(&body)
+		enc.SetEscapeHTML(false) // the fixes hold "<user>": keep them readable
+		_ = enc.Encode(struct {
 			Status  string `json:"status"`
 			Message string `json:"message"`
 		}{"unavailable", msg})
-		return http.StatusServiceUnavailable, "application/json", body
+		return http.StatusServiceUnavailable, "application/json", bytes.TrimSuffix(body.Bytes(), []byte("\n"))
 	}
 	return http.StatusOK, "application/json", []byte(`{"status":"ready"}`)
 }
