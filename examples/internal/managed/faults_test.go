@@ -145,41 +145,7 @@ func TestConfigurationFaults(t *testing.T) {
 				env = append(env, f.env(r)...)
 			}
 			a := startApp(t, env)
-			body := a.waitReadyz(http.StatusServiceUnavailable, 20*time.Second)
-			a.waitFor(20*time.Second, "the fault named in /readyz and in the log", func() string {
-				body = string(a.get("/readyz").Body)
-				var rd struct{ Status, Message string }
-				if err := json.Unmarshal([]byte(body), &rd); err != nil || rd.Status != "unavailable" {
-					return fmt.Sprintf("/readyz says %s (%v)", body, err)
-				}
-				for _, w := range f.says {
-					if !strings.Contains(rd.Message, w) {
-						return "/readyz says " + body
-					}
-				}
-				if len(a.errorLines()) == 0 {
-					return "no ERROR line yet"
-				}
-				return ""
-			})
-			a.burst(50)
-			for range 5 {
-				if r := a.get("/readyz"); r.Status != http.StatusServiceUnavailable || string(r.Body) != body {
-					t.Fatalf("/readyz = %d %s, want 503 %s", r.Status, r.Body, body)
-				}
-			}
-			errs := a.errorLines()
-			if len(errs) != 1 {
-				t.Fatalf("%d ERROR lines after a burst of 50 requests, want 1:\n%s", len(errs), strings.Join(errs, "\n"))
-			}
-			if n := a.metric("inventory_store_config_faults_total"); n < 1 {
-				t.Errorf("inventory_store_config_faults_total = %v during the fault, want at least 1", n)
-			}
-			for _, w := range f.says {
-				if !strings.Contains(errs[0], w) {
-					t.Errorf("the ERROR line does not say %q: %s", w, errs[0])
-				}
-			}
+			a.expectFault(f.says)
 			if f.fix == nil {
 				return
 			}
@@ -313,6 +279,50 @@ func TestSettingsErrorsExit2(t *testing.T) {
 		var ee *exec.ExitError
 		if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), tc.says) {
 			t.Errorf("%v %v: %v, want exit status 2 and a message naming %q:\n%s", tc.env, tc.args, err, tc.says, out)
+		}
+	}
+}
+
+// expectFault waits until /readyz answers 503 with a message holding
+// every one of says and the log an ERROR line, then checks that a burst of
+// 50 requests is all 503 unavailable with Retry-After, that /readyz keeps
+// its answer, that the log holds exactly one ERROR line, holding says,
+// and that the metric counts the fault.
+func (a *app) expectFault(says []string) {
+	a.t.Helper()
+	body := a.waitReadyz(http.StatusServiceUnavailable, 20*time.Second)
+	a.waitFor(20*time.Second, "the fault named in /readyz and in the log", func() string {
+		body = string(a.get("/readyz").Body)
+		var rd struct{ Status, Message string }
+		if err := json.Unmarshal([]byte(body), &rd); err != nil || rd.Status != "unavailable" {
+			return fmt.Sprintf("/readyz says %s (%v)", body, err)
+		}
+		for _, w := range says {
+			if !strings.Contains(rd.Message, w) {
+				return "/readyz says " + body
+			}
+		}
+		if len(a.errorLines()) == 0 {
+			return "no ERROR line yet"
+		}
+		return ""
+	})
+	a.burst(50)
+	for range 5 {
+		if r := a.get("/readyz"); r.Status != http.StatusServiceUnavailable || string(r.Body) != body {
+			a.t.Fatalf("/readyz = %d %s, want 503 %s", r.Status, r.Body, body)
+		}
+	}
+	errs := a.errorLines()
+	if len(errs) != 1 {
+		a.t.Fatalf("%d ERROR lines after a burst of 50 requests, want 1:\n%s", len(errs), strings.Join(errs, "\n"))
+	}
+	if n := a.metric("inventory_store_config_faults_total"); n < 1 {
+		a.t.Errorf("inventory_store_config_faults_total = %v during the fault, want at least 1", n)
+	}
+	for _, w := range says {
+		if !strings.Contains(errs[0], w) {
+			a.t.Errorf("the ERROR line does not say %q: %s", w, errs[0])
 		}
 	}
 }
