@@ -62,3 +62,16 @@ func TestClusterNodeAsOneNode(t *testing.T) {
 	good.waitReadyz(http.StatusOK, 20*time.Second)
 	good.waitFor(5*time.Second, "serving", good.serves)
 }
+
+// TestMutualTLS: a Redis that requires a client certificate
+// (tls-auth-clients yes) serves the app given INVENTORY_REDIS_CERT_FILE
+// and INVENTORY_REDIS_KEY_FILE.
+func TestMutualTLS(t *testing.T) {
+	t.Parallel()
+	files := redistest.NewTLSFiles(t)
+	r := startManaged(t, files, nil, nil, "--tls-auth-clients", "yes")
+	a := startApp(t, []string{"REDIS_URL=" + r.url(appPassword), "INVENTORY_REDIS_CA_FILE=" + files.CA,
+		"INVENTORY_REDIS_CERT_FILE=" + files.ClientCert, "INVENTORY_REDIS_KEY_FILE=" + files.ClientKey})
+	a.waitReadyz(http.StatusOK, 20*time.Second)
+	a.waitFor(5*time.Second, "serving", a.serves)
+}
