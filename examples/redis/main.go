@@ -48,9 +48,9 @@
 //	                      neither, a random key is generated and printed once
 //
 // The TLS files apply to every node of the URL (and, in the Sentinel form,
-// to the sentinels too) and turn TLS on, as rediss:// does; docs/SECURITY.md lists the
-// configuration faults and their fixes, and the least ACL rule the store
-// needs.
+// to the sentinels too) and turn TLS on, as rediss:// does.
+// docs/SECURITY.md lists the configuration faults and their fixes, and the
+// least ACL rule the store needs.
 //
 // Exit status: 0 after a graceful shutdown (SIGINT, SIGTERM) or -h; 2 when
 // the settings are wrong (a flag, an environment variable, REDIS_URL, or a
@@ -65,9 +65,10 @@
 //
 // The server listens first, then seeds the store in the background: until
 // the seed is in and the store is ready (redisstore.Store.Ready), /v1
-// answers 503 unavailable with Retry-After and /readyz 503 with the cause. The store is seeded only when
-// it holds no entry at all (atomically, so replicas starting together seed
-// once): a restart never overwrites real stock.
+// answers 503 unavailable with Retry-After and /readyz 503 with the cause.
+// The store is seeded only when it holds no entry at all (atomically, so
+// replicas starting together seed once): a restart never overwrites real
+// stock.
 package main
 
 import (
