@@ -30,10 +30,32 @@
 //	-replica-ack-timeout D  how long a write waits for those acknowledgements
 //	                      (INVENTORY_REDIS_REPLICA_ACK_TIMEOUT; default 500ms;
 //	                      below the store timeout)
+//	-redis-allow-eviction  accept a Redis whose maxmemory-policy may evict the
+//	                      store's keys (allkeys-*); otherwise such a Redis is
+//	                      not ready (INVENTORY_REDIS_ALLOW_EVICTION=1)
 //	REDIS_URL             one node, Cluster or Sentinel URL, as above (default:
 //	                      embedded miniredis)
-//	INVENTORY_API_KEYS    comma-separated API keys (or INVENTORY_API_KEYS_FILE);
-//	                      with neither, a random key is generated and printed once
+//	INVENTORY_REDIS_CA_FILE   PEM file of the CA that signed the Redis server's
+//	                      certificate (a private CA): trusted for Redis instead of
+//	                      the system's trust store, which other connections keep
+//	INVENTORY_REDIS_CERT_FILE, INVENTORY_REDIS_KEY_FILE  PEM client certificate
+//	                      and key, for a Redis that asks for one (mutual TLS)
+//	INVENTORY_REDIS_PASSWORD_FILE  file holding the Redis password, read again
+//	                      for every new connection: a rotated password is used
+//	                      once the old connections close, without a restart
+//	INVENTORY_API_KEYS    comma-separated API keys (or INVENTORY_API_KEYS_FILE,
+//	                      one key per line, re-read when it changes); with
+//	                      neither, a random key is generated and printed once
+//
+// The TLS files apply to every node of the URL (and, in the Sentinel form,
+// to the sentinels too) and turn TLS on, as rediss:// does.
+// docs/SECURITY.md lists the configuration faults and their fixes, and the
+// least ACL rule the store needs.
+//
+// Exit status: 0 after a graceful shutdown (SIGINT, SIGTERM) or -h; 2 when
+// the settings are wrong (a flag, an environment variable, REDIS_URL, or a
+// file they name cannot be used); 1 when serving fails (the address is
+// taken, for example).
 //
 // Routes: GET /v1/inventory, PATCH /v1/inventory/{petId}, GET /healthz (the
 // process is alive), GET /readyz (the store is seeded and can serve: see
@@ -41,19 +63,19 @@
 // traces over OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set:
 // docs/OBSERVABILITY.md).
 //
-// The server listens first, then seeds the store in the background, and
-// /readyz answers 503 until the seed is in. The store is seeded only when
-// it holds no entry at all (atomically, so replicas starting together seed
-// once): a restart never overwrites real stock.
+// The server listens first, then seeds the store in the background: until
+// the seed is in and the store is ready (redisstore.Store.Ready), /v1
+// answers 503 unavailable with Retry-After and /readyz 503 with the cause.
+// The store is seeded only when it holds no entry at all (atomically, so
+// replicas starting together seed once): a restart never overwrites real
+// stock.
 package main
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"strconv"
 	"time"
@@ -71,15 +93,40 @@ func main() {
 	}
 	if err != nil {
 		log.Error("invalid configuration", "error", err)
-		os.Exit(2)
+		os.Exit(exitConfig)
 	}
-	redis.SetLogger(redisLogger{log}) // process-wide: go-redis has one logger
+	redis.SetLogger(redisstore.NewGoRedisLogger(log)) // process-wide: go-redis has one logger
 	ctx, stop := demo.SignalContext()
-	defer stop()
-	if err := run(ctx, cfg, log, os.Stderr, nil); err != nil {
+	err = run(ctx, cfg, log, os.Stderr, nil)
+	stop()
+	var ce configError
+	switch {
+	case errors.As(err, &ce):
+		log.Error("invalid configuration", "error", err)
+		os.Exit(exitConfig)
+	case err != nil:
 		log.Error("inventory server stopped", "error", err)
 		os.Exit(1)
 	}
+}
+
+// exitConfig is the exit status of wrong settings, the one the flag
+// package uses for a bad flag.
+const exitConfig = 2
+
+// configError is an error of the settings (REDIS_URL, a file they name, an
+// API key), found by run before it serves: main exits with exitConfig.
+type configError struct{ err error }
+
+func (e configError) Error() string { return e.err.Error() }
+func (e configError) Unwrap() error { return e.err }
+
+// badConfig wraps a non-nil err as a configError.
+func badConfig(err error) error {
+	if err == nil {
+		return nil
+	}
+	return configError{err}
 }
 
 // config is the server's configuration, from flags and environment.
@@ -92,6 +139,11 @@ type config struct {
 	redisPrefix  string
 	replicaAcks  int
 	ackTimeout   time.Duration
+	// Files for a managed Redis: CA, client certificate and key (TLS),
+	// and the password, read for every new connection.
+	caFile, certFile, keyFile string
+	passwordFile              string
+	allowEviction             bool
 }
 
 // parseConfig reads the flags in args, with defaults from getenv.
@@ -103,6 +155,17 @@ func parseConfig(args []string, getenv func(string) string, usage io.Writer) (co
 		redisURL:     getenv("REDIS_URL"),
 		redisPrefix:  redisstore.DefaultKeyPrefix,
 		ackTimeout:   500 * time.Millisecond,
+		caFile:       getenv("INVENTORY_REDIS_CA_FILE"),
+		certFile:     getenv("INVENTORY_REDIS_CERT_FILE"),
+		keyFile:      getenv("INVENTORY_REDIS_KEY_FILE"),
+		passwordFile: getenv("INVENTORY_REDIS_PASSWORD_FILE"),
+	}
+	if v := getenv("INVENTORY_REDIS_ALLOW_EVICTION"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return config{}, fmt.Errorf("INVENTORY_REDIS_ALLOW_EVICTION=%q: want 1 (allow) or 0", v)
+		}
+		cfg.allowEviction = b
 	}
 	if v := getenv("INVENTORY_REDIS_PREFIX"); v != "" {
 		cfg.redisPrefix = v
@@ -143,11 +206,17 @@ func parseConfig(args []string, getenv func(string) string, usage io.Writer) (co
 	fs.StringVar(&cfg.redisPrefix, "redis-prefix", cfg.redisPrefix, "prefix of the Redis keys, to keep several inventories in one Redis (env INVENTORY_REDIS_PREFIX)")
 	fs.IntVar(&cfg.replicaAcks, "replica-acks", cfg.replicaAcks, "after each write, wait until this many replicas acknowledge it; fewer in time is 503 (env INVENTORY_REDIS_REPLICA_ACKS; 0: do not wait)")
 	fs.DurationVar(&cfg.ackTimeout, "replica-ack-timeout", cfg.ackTimeout, "how long a write waits for the replicas' acknowledgements (env INVENTORY_REDIS_REPLICA_ACK_TIMEOUT)")
+	fs.BoolVar(&cfg.allowEviction, "redis-allow-eviction", cfg.allowEviction, "accept a Redis whose maxmemory-policy may evict the store's keys (allkeys-*); otherwise it is not ready (env INVENTORY_REDIS_ALLOW_EVICTION=1)")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage of %s (a flag wins over its environment variable):\n", fs.Name())
+		fs.PrintDefaults()
+		fmt.Fprint(fs.Output(), usageFooter)
+	}
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
 	}
 	if fs.NArg() > 0 {
-		return config{}, fmt.Errorf("unexpected argument %q; settings are flags (-addr, -framework, -seed, -store-timeout, -redis-prefix, -replica-acks, -replica-ack-timeout)", fs.Arg(0))
+		return config{}, fmt.Errorf("unexpected argument %q; settings are flags (-addr, -framework, -seed, -store-timeout, -redis-prefix, -replica-acks, -replica-ack-timeout, -redis-allow-eviction) and environment variables (-h lists them)", fs.Arg(0))
 	}
 	if cfg.framework != "gin" && cfg.framework != "fiber" {
 		return config{}, fmt.Errorf("framework %q: want gin or fiber", cfg.framework)
@@ -161,13 +230,26 @@ func parseConfig(args []string, getenv func(string) string, usage io.Writer) (co
 	if cfg.replicaAcks > 0 && (cfg.ackTimeout < time.Millisecond || cfg.ackTimeout >= cfg.storeTimeout) {
 		return config{}, fmt.Errorf("replica ack timeout %v: must be at least 1ms and below the store timeout (%v), which bounds the whole write", cfg.ackTimeout, cfg.storeTimeout)
 	}
+	if (cfg.certFile == "") != (cfg.keyFile == "") {
+		return config{}, errors.New("INVENTORY_REDIS_CERT_FILE and INVENTORY_REDIS_KEY_FILE go together (a client certificate and its key): set both or neither")
+	}
 	return cfg, nil
 }
 
-// redisLogger sends go-redis's own log lines (failed dials and the like)
-// to the server's log.
-type redisLogger struct{ log *slog.Logger }
+// usageFooter ends -h: the settings that are environment variables only,
+// and the exit statuses.
+const usageFooter = `
+Environment:
+  REDIS_URL                      the Redis: one node, Cluster or Sentinel URL (default: an embedded miniredis)
+  INVENTORY_REDIS_CA_FILE        PEM CA certificate(s) the Redis server's certificate is checked against (for Redis, instead of the system's)
+  INVENTORY_REDIS_CERT_FILE      PEM client certificate, for mutual TLS (with INVENTORY_REDIS_KEY_FILE)
+  INVENTORY_REDIS_KEY_FILE       its PEM private key
+  INVENTORY_REDIS_PASSWORD_FILE  file holding the Redis password, read for every new connection (rotation without a restart)
+  INVENTORY_API_KEYS             comma-separated API keys
+  INVENTORY_API_KEYS_FILE        file with one API key per line, re-read when it changes
+  OTEL_EXPORTER_OTLP_ENDPOINT    export traces over OTLP
 
-func (l redisLogger) Printf(ctx context.Context, format string, v ...any) {
-	l.log.WarnContext(ctx, "go-redis: "+fmt.Sprintf(format, v...))
-}
+Exit status: 0 after a graceful shutdown or -h; 2 when the settings are wrong
+(a flag, an environment variable, REDIS_URL, a file they name); 1 when serving
+fails (the address is taken, for example).
+`

@@ -44,10 +44,13 @@ func TestParseConfig(t *testing.T) {
 
 	vars := env(map[string]string{"ADDR": ":9000", "INVENTORY_FRAMEWORK": "fiber", "INVENTORY_STORE_TIMEOUT": "750ms",
 		"REDIS_URL": "redis://r:6379/1", "INVENTORY_REDIS_PREFIX": "shop",
-		"INVENTORY_REDIS_REPLICA_ACKS": "1", "INVENTORY_REDIS_REPLICA_ACK_TIMEOUT": "300ms"})
+		"INVENTORY_REDIS_REPLICA_ACKS": "1", "INVENTORY_REDIS_REPLICA_ACK_TIMEOUT": "300ms",
+		"INVENTORY_REDIS_CA_FILE": "ca.pem", "INVENTORY_REDIS_CERT_FILE": "c.pem", "INVENTORY_REDIS_KEY_FILE": "k.pem",
+		"INVENTORY_REDIS_PASSWORD_FILE": "pw", "INVENTORY_REDIS_ALLOW_EVICTION": "1"})
 	cfg, err = parseConfig(nil, vars, io.Discard)
 	want = config{addr: ":9000", framework: "fiber", storeTimeout: 750 * time.Millisecond, redisURL: "redis://r:6379/1", redisPrefix: "shop",
-		replicaAcks: 1, ackTimeout: 300 * time.Millisecond}
+		replicaAcks: 1, ackTimeout: 300 * time.Millisecond,
+		caFile: "ca.pem", certFile: "c.pem", keyFile: "k.pem", passwordFile: "pw", allowEviction: true}
 	if err != nil || cfg != want {
 		t.Errorf("from the environment = %+v, %v; want %+v", cfg, err, want)
 	}
@@ -55,7 +58,15 @@ func TestParseConfig(t *testing.T) {
 	cfg, err = parseConfig([]string{"-addr", "127.0.0.1:1", "-framework", "gin", "-store-timeout", "3s", "-seed", "s.json", "-redis-prefix", "p2",
 		"-replica-acks", "2", "-replica-ack-timeout", "1s"}, vars, io.Discard)
 	want = config{addr: "127.0.0.1:1", framework: "gin", storeTimeout: 3 * time.Second, seedFile: "s.json", redisURL: "redis://r:6379/1", redisPrefix: "p2",
-		replicaAcks: 2, ackTimeout: time.Second}
+		replicaAcks: 2, ackTimeout: time.Second,
+		caFile: "ca.pem", certFile: "c.pem", keyFile: "k.pem", passwordFile: "pw", allowEviction: true}
+	if err != nil || cfg != want {
+		t.Errorf("flags over the environment = %+v, %v; want %+v", cfg, err, want)
+	}
+	cfg, err = parseConfig([]string{"-redis-allow-eviction=false"}, vars, io.Discard)
+	want = config{addr: ":9000", framework: "fiber", storeTimeout: 750 * time.Millisecond, redisURL: "redis://r:6379/1", redisPrefix: "shop",
+		replicaAcks: 1, ackTimeout: 300 * time.Millisecond,
+		caFile: "ca.pem", certFile: "c.pem", keyFile: "k.pem", passwordFile: "pw"}
 	if err != nil || cfg != want {
 		t.Errorf("flags over the environment = %+v, %v; want %+v", cfg, err, want)
 	}
@@ -78,14 +89,24 @@ func TestParseConfig(t *testing.T) {
 		{[]string{"-replica-acks", "17"}, nil, "replica acks 17"},
 		{[]string{"-replica-acks", "1", "-replica-ack-timeout", "0s"}, nil, "replica ack timeout 0s"},
 		{[]string{"-replica-acks", "1", "-replica-ack-timeout", "2s"}, nil, "below the store timeout"},
+		{nil, map[string]string{"INVENTORY_REDIS_ALLOW_EVICTION": "yes please"}, "INVENTORY_REDIS_ALLOW_EVICTION"},
+		{nil, map[string]string{"INVENTORY_REDIS_CERT_FILE": "c.pem"}, "go together"},
+		{nil, map[string]string{"INVENTORY_REDIS_KEY_FILE": "k.pem"}, "go together"},
 	} {
 		_, err := parseConfig(tc.args, env(tc.env), io.Discard)
 		if err == nil || !strings.Contains(err.Error(), tc.says) {
 			t.Errorf("parseConfig(%q, %v) = %v, want an error saying %q", tc.args, tc.env, err, tc.says)
 		}
 	}
-	if _, err := parseConfig([]string{"-h"}, env(nil), io.Discard); !errors.Is(err, flag.ErrHelp) {
+	var usage bytes.Buffer
+	if _, err := parseConfig([]string{"-h"}, env(nil), &usage); !errors.Is(err, flag.ErrHelp) {
 		t.Errorf("-h = %v, want flag.ErrHelp", err)
+	}
+	for _, want := range []string{"-redis-allow-eviction", "INVENTORY_REDIS_CA_FILE", "INVENTORY_REDIS_PASSWORD_FILE",
+		"INVENTORY_API_KEYS_FILE", "Exit status: 0", "2 when the settings are wrong"} {
+		if !strings.Contains(usage.String(), want) {
+			t.Errorf("-h does not say %q:\n%s", want, usage.String())
+		}
 	}
 }
 
@@ -139,6 +160,12 @@ func startUnready(t *testing.T, cfg config) *server {
 	t.Helper()
 	t.Setenv("INVENTORY_API_KEYS", testKey+",another-key")
 	t.Setenv("INVENTORY_API_KEYS_FILE", "")
+	return launch(t, cfg)
+}
+
+// launch is startUnready with the API keys the environment already names.
+func launch(t *testing.T, cfg config) *server {
+	t.Helper()
 	cfg.addr = "127.0.0.1:0"
 	if cfg.storeTimeout == 0 {
 		cfg.storeTimeout = 2 * time.Second
@@ -382,7 +409,10 @@ func TestRedisDownAtStart(t *testing.T) {
 	defer m.Close()
 	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		r := s.do(t, http.MethodGet, "/v1/inventory", testKey, "")
-		if r.status == http.StatusOK && string(r.body) != "[]" {
+		if r.status == http.StatusOK {
+			if string(r.body) == "[]" {
+				t.Fatal("GET answered [] before the seed was in")
+			}
 			break
 		}
 		if r.status != http.StatusOK && r.status != http.StatusServiceUnavailable {
@@ -490,19 +520,19 @@ func stalledRedis(t *testing.T) string {
 // still shuts down promptly.
 func TestListensBeforeSeeding(t *testing.T) {
 	s := startUnready(t, config{framework: "gin", redisURL: "redis://" + stalledRedis(t) + "/0", storeTimeout: time.Minute})
-	if logs := s.logs.String(); strings.Contains(logs, "could not seed") {
+	if logs := s.logs.String(); strings.Contains(logs, "cannot serve yet") {
 		t.Fatalf("a seed attempt failed before the server listened:\n%s", logs)
 	}
 	if r := s.do(t, http.MethodGet, "/healthz", "", ""); r.status != http.StatusOK {
 		t.Errorf("/healthz while seeding = %d, want 200", r.status)
 	}
 	if r := s.do(t, http.MethodGet, "/readyz", "", ""); r.status != http.StatusServiceUnavailable ||
-		string(r.body) != `{"status":"unavailable","message":"the inventory store is not seeded yet"}` {
-		t.Errorf("/readyz while seeding = %d %s, want 503 not seeded yet", r.status, r.body)
+		string(r.body) != `{"status":"unavailable","message":"the inventory store cannot serve: Redis cannot be reached, timed out, or refuses work for now"}` {
+		t.Errorf("/readyz while seeding = %d %s, want 503 cannot serve", r.status, r.body)
 	}
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		logs := s.logs.String()
-		if i := strings.Index(logs, "could not seed"); i >= 0 {
+		if i := strings.Index(logs, "the store cannot serve yet"); i >= 0 {
 			if j := strings.Index(logs, "msg=serving"); j < 0 || j > i {
 				t.Fatalf("the failed seed attempt is logged before \"serving\":\n%s", logs)
 			}
@@ -524,7 +554,7 @@ func TestReadyzWaitsForSeed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := probes{store: store, timeout: time.Second, log: slog.New(slog.NewTextHandler(io.Discard, nil)), seeded: new(atomic.Bool)}
+	p := probes{store: store, timeout: time.Second, log: slog.New(slog.NewTextHandler(io.Discard, nil)), seeded: new(atomic.Bool), state: new(readiness)}
 	if status, _, body := p.readyz(t.Context()); status != http.StatusServiceUnavailable || !strings.Contains(string(body), "not seeded") {
 		t.Errorf("/readyz before the seed = %d %s, want 503 not seeded", status, body)
 	}
@@ -533,7 +563,7 @@ func TestReadyzWaitsForSeed(t *testing.T) {
 		t.Errorf("/readyz after the seed = %d %s, want 200", status, body)
 	}
 	m.SetError("MOVED 866 127.0.0.1:7001")
-	if status, _, body := p.readyz(t.Context()); status != http.StatusServiceUnavailable || !strings.Contains(string(body), "cannot serve") {
+	if status, _, body := p.readyz(t.Context()); status != http.StatusServiceUnavailable || !strings.Contains(string(body), "name the Cluster instead: REDIS_URL=redis://host:port?cluster=true") {
 		t.Errorf("/readyz on a Cluster node reached as one node = %d %s, want 503", status, body)
 	}
 }

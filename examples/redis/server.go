@@ -1,11 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -33,33 +37,41 @@ func run(ctx context.Context, cfg config, log *slog.Logger, out io.Writer, ready
 	if cfg.seedFile != "" {
 		var err error
 		if seed, err = demo.LoadSeed(cfg.seedFile); err != nil {
-			return err
+			return badConfig(err)
 		}
 	}
 	keys, _, err := demo.APIKeys(out)
 	if err != nil {
-		return err
+		return badConfig(err)
+	}
+	ring, err := demo.NewKeyRing(keys...)
+	if err != nil {
+		return badConfig(fmt.Errorf("API keys: %w", err))
 	}
 
-	client, storeName, closeRedis, err := connect(cfg.redisURL, log)
+	client, storeName, closeRedis, err := connect(cfg, log)
 	if err != nil {
-		return err
+		return badConfig(err)
 	}
 	defer closeRedis()
 	opts := []redisstore.Option{redisstore.WithKeyPrefix(cfg.redisPrefix), redisstore.WithLogger(log)}
 	if cfg.replicaAcks > 0 {
 		opts = append(opts, redisstore.WithReplicaAcks(cfg.replicaAcks, cfg.ackTimeout))
 	}
+	if cfg.allowEviction {
+		opts = append(opts, redisstore.WithEvictionAllowed())
+	}
 	store, err := redisstore.New(client, opts...)
 	if err != nil {
-		return err
+		return badConfig(err)
 	}
 	tel, err := newTelemetry(ctx, client, store, log)
 	if err != nil {
 		return err
 	}
 	defer tel.shutdown(context.WithoutCancel(ctx)) // after serving: flush the last spans
-	api, err := inventory.New(store, inventory.WithAPIKeys(keys...), inventory.WithLogger(log),
+	open := new(atomic.Bool)
+	api, err := inventory.New(gatedStore{store, open}, inventory.WithAuthenticator(ring), inventory.WithLogger(log),
 		inventory.WithStoreTimeout(cfg.storeTimeout), inventory.WithObserver(tel.observer))
 	if err != nil {
 		return err
@@ -75,8 +87,11 @@ func run(ctx context.Context, cfg config, log *slog.Logger, out io.Writer, ready
 	defer seeding.Wait()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	p := probes{store: store, timeout: cfg.storeTimeout, log: log, seeded: new(atomic.Bool)}
-	seeding.Go(func() { seedUntilDone(ctx, log, api, seed, cfg.storeTimeout, p.seeded) })
+	p := probes{store: store, timeout: cfg.storeTimeout, log: log, seeded: new(atomic.Bool), state: new(readiness)}
+	seeding.Go(func() { seedUntilDone(ctx, log, api, store, seed, cfg.storeTimeout, open, p.seeded) })
+	if path := os.Getenv("INVENTORY_API_KEYS_FILE"); path != "" {
+		seeding.Go(func() { demo.WatchKeyFile(ctx, log, path, keyFileInterval, ring) })
+	}
 
 	log.Info("serving", "addr", ln.Addr().String(), "framework", cfg.framework, "store", storeName,
 		"store_timeout", cfg.storeTimeout, "replica_acks", cfg.replicaAcks,
@@ -119,13 +134,18 @@ func run(ctx context.Context, cfg config, log *slog.Logger, out io.Writer, ready
 	return demo.ServeHTTP(ctx, log, ln, engine)
 }
 
-// connect returns a client on the Redis at url (one node, Cluster or
-// Sentinel: see redisstore.ParseURL) or, when url is empty, on an embedded
+// connect returns a client on the Redis that cfg.redisURL names (one
+// node, Cluster or Sentinel: see redisstore.ParseURL), with the TLS and
+// password files of cfg, or, when the URL is empty, on an embedded
 // miniredis started now. storeName describes it for the log, without
 // credentials.
-func connect(url string, log *slog.Logger) (client redis.UniversalClient, storeName string, closeFn func(), err error) {
+func connect(cfg config, log *slog.Logger) (client redis.UniversalClient, storeName string, closeFn func(), err error) {
+	url := cfg.redisURL
 	var embedded *miniredis.Miniredis
 	if url == "" {
+		if cfg.caFile != "" || cfg.certFile != "" || cfg.passwordFile != "" {
+			return nil, "", nil, errors.New("INVENTORY_REDIS_CA_FILE, INVENTORY_REDIS_CERT_FILE and INVENTORY_REDIS_PASSWORD_FILE apply to the Redis of REDIS_URL, which is not set")
+		}
 		embedded = miniredis.NewMiniRedis()
 		if err := embedded.Start(); err != nil {
 			return nil, "", nil, fmt.Errorf("starting the embedded Redis: %w", err)
@@ -135,6 +155,12 @@ func connect(url string, log *slog.Logger) (client redis.UniversalClient, storeN
 		url = "redis://" + embedded.Addr() + "/0"
 	}
 	rc, err := redisstore.ParseURL(url)
+	if err == nil && (cfg.caFile != "" || cfg.certFile != "") {
+		err = rc.LoadTLSFiles(cfg.caFile, cfg.certFile, cfg.keyFile)
+	}
+	if err == nil && cfg.passwordFile != "" {
+		err = rc.UsePasswordFile(cfg.passwordFile)
+	}
 	if err != nil {
 		if embedded != nil {
 			embedded.Close()
@@ -154,39 +180,83 @@ func connect(url string, log *slog.Logger) (client redis.UniversalClient, storeN
 	}, nil
 }
 
+// keyFileInterval is how often INVENTORY_API_KEYS_FILE is read again.
+const keyFileInterval = time.Second
+
+// gatedStore is the store the API serves from: until open (the seed is in
+// and the store is ready), the API's calls fail with ErrUnavailable, so
+// that a client is answered 503 with Retry-After, never a list of a store
+// not seeded yet ([]) nor 404 for a pet the seed would write. Seeding goes
+// through PutIfEmpty, which is not gated.
+type gatedStore struct {
+	*redisstore.Store
+	open *atomic.Bool
+}
+
+// errNotReady is the cause of the answers before the store is ready.
+var errNotReady = errors.New("the inventory store is not seeded or not ready yet (see /readyz)")
+
+func (g gatedStore) List(ctx context.Context) ([]inventory.Item, error) {
+	if !g.open.Load() {
+		return nil, inventory.Unavailable(errNotReady)
+	}
+	return g.Store.List(ctx)
+}
+
+func (g gatedStore) ListChanges(ctx context.Context, since string) (inventory.Changes, error) {
+	if !g.open.Load() {
+		return inventory.Changes{}, inventory.Unavailable(errNotReady)
+	}
+	return g.Store.ListChanges(ctx, since)
+}
+
+func (g gatedStore) SetQuantity(ctx context.Context, petID int64, quantity int) (inventory.Item, error) {
+	if !g.open.Load() {
+		return inventory.Item{}, inventory.Unavailable(errNotReady)
+	}
+	return g.Store.SetQuantity(ctx, petID, quantity)
+}
+
 // seedOnce seeds the store if it holds no entry, through the Service (the
-// API's own checks; redisstore's PutIfEmpty makes it atomic), then loads
-// the inventory into the API's list cache (API.Preload), so that the first
-// list after a start is not a full read of a large inventory. It reports
-// whether both are done (false: Redis did not answer, or did not
+// API's own checks; redisstore's PutIfEmpty makes it atomic), checks that
+// the store is ready (every command it sends is permitted, see
+// redisstore.Store.Ready), opens the API, then loads the inventory into
+// the API's list cache (API.Preload), so that the first list after a start
+// is not a full read of a large inventory. It returns nil when all is
+// done, else why not (Redis did not answer, refused, or did not
 // acknowledge the seed as asked).
-func seedOnce(ctx context.Context, log *slog.Logger, api *inventory.API, items []inventory.Item, timeout time.Duration) bool {
+func seedOnce(ctx context.Context, log *slog.Logger, api *inventory.API, store *redisstore.Store, items []inventory.Item, timeout time.Duration, open *atomic.Bool) error {
 	// Redis writes a large seed in bounded chunks: give it the store
 	// timeout once, and once more per 50 000 pets.
 	sctx, cancel := context.WithTimeout(ctx, seedTimeout(timeout, len(items)))
 	defer cancel()
 	start := time.Now()
 	wrote, err := api.Service().PutIfEmpty(sctx, items...)
-	switch {
-	case err != nil && ctx.Err() != nil:
-		return false // shutting down
-	case err != nil:
-		log.Warn("could not seed the store yet; retrying in the background", "error", err)
-		return false
-	case wrote:
-		log.Info("seeded the empty store", "items", len(items), "took", time.Since(start).Round(time.Millisecond))
-	default:
-		log.Info("the store already holds entries: not seeding")
+	if err != nil {
+		return fmt.Errorf("seeding: %w", err)
 	}
+	if !open.Load() {
+		switch {
+		case len(items) == 0:
+			log.Info("the seed is empty: nothing to write")
+		case wrote:
+			log.Info("seeded the empty store", "items", len(items), "took", time.Since(start).Round(time.Millisecond))
+		default:
+			log.Info("the store already holds entries: not seeding")
+		}
+	}
+	rctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if err := store.Ready(rctx); err != nil {
+		return fmt.Errorf("checking that the store can serve: %w", err)
+	}
+	open.Store(true)
 	start = time.Now()
 	if err := api.Preload(ctx); err != nil {
-		if ctx.Err() == nil {
-			log.Warn("could not load the inventory yet; retrying in the background", "error", err)
-		}
-		return false
+		return fmt.Errorf("loading the inventory: %w", err)
 	}
-	log.Info("loaded the inventory", "took", time.Since(start).Round(time.Millisecond))
-	return true
+	log.Info("loaded the inventory: ready", "took", time.Since(start).Round(time.Millisecond))
+	return nil
 }
 
 // seedTimeout is how long a seed of n items may take.
@@ -195,13 +265,23 @@ func seedTimeout(storeTimeout time.Duration, n int) time.Duration {
 }
 
 // seedUntilDone tries seedOnce at once, then again, backing off to one try
-// every 5 s, until it succeeds (and sets seeded) or ctx is done.
-func seedUntilDone(ctx context.Context, log *slog.Logger, api *inventory.API, items []inventory.Item, timeout time.Duration, seeded *atomic.Bool) {
-	for wait := 250 * time.Millisecond; ; wait = min(2*wait, 5*time.Second) {
-		if seedOnce(ctx, log, api, items, timeout) {
+// every 2 s, until it succeeds (and sets seeded) or ctx is done. A failure
+// is logged at WARN when it differs from the previous one, except a
+// configuration fault, which the store logs itself, once, with its fix.
+func seedUntilDone(ctx context.Context, log *slog.Logger, api *inventory.API, store *redisstore.Store, items []inventory.Item, timeout time.Duration, open, seeded *atomic.Bool) {
+	last := ""
+	for wait := 250 * time.Millisecond; ; wait = min(2*wait, 2*time.Second) {
+		err := seedOnce(ctx, log, api, store, items, timeout, open)
+		switch {
+		case err == nil:
 			seeded.Store(true)
 			return
+		case ctx.Err() != nil:
+			return // shutting down
+		case err.Error() != last && !errors.Is(err, redisstore.ErrMisconfigured):
+			log.Warn("the store cannot serve yet; retrying in the background", "error", err)
 		}
+		last = err.Error()
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
@@ -217,7 +297,8 @@ type probes struct {
 	store   *redisstore.Store
 	timeout time.Duration
 	log     *slog.Logger
-	seeded  *atomic.Bool // the seed is in (or the store held entries already) and the inventory loaded
+	seeded  *atomic.Bool // the seed is in (or the store held entries already), the store ready, the inventory loaded
+	state   *readiness
 }
 
 type probeFunc func(ctx context.Context) (status int, contentType string, body []byte)
@@ -236,21 +317,77 @@ func (p probes) healthz(context.Context) (int, string, []byte) {
 	return http.StatusOK, "application/json", []byte(`{"status":"ok"}`)
 }
 
-// readyz: the seed is in, the inventory is loaded, and the store can serve (redisstore's Ready
-// exercises its own keys the way a request does, so a Cluster node that
-// does not own them, a sentinel's port or a replica is not ready); an
-// orchestrator stops routing traffic here while it fails.
+// readyz: the store can serve (redisstore's Ready exercises every command
+// the store sends on its own keys, so a Cluster node that does not own
+// them, a sentinel's port, a replica, a user the ACL refuses a command or
+// an evicting Redis is not ready), the seed is in and the inventory is
+// loaded; an orchestrator stops routing traffic here while it fails. Its
+// 503 body says why: a configuration fault with its fix, or that Redis
+// cannot be reached, or that the seed is not in yet. A change of
+// readiness is logged once.
 func (p probes) readyz(ctx context.Context) (int, string, []byte) {
-	if !p.seeded.Load() {
-		return http.StatusServiceUnavailable, "application/json", []byte(`{"status":"unavailable","message":"the inventory store is not seeded yet"}`)
-	}
 	ctx, cancel := context.WithTimeout(ctx, p.timeout)
 	defer cancel()
-	if err := p.store.Ready(ctx); err != nil {
-		p.log.WarnContext(ctx, "not ready: the store cannot serve", "error", err)
-		return http.StatusServiceUnavailable, "application/json", []byte(`{"status":"unavailable","message":"the inventory store cannot serve"}`)
+	err := p.store.Ready(ctx)
+	msg := ""
+	switch {
+	case err != nil:
+		msg = notReadyMessage(err)
+	case !p.seeded.Load():
+		msg = "the inventory store is not seeded yet"
+	}
+	p.state.record(ctx, p.log, msg)
+	if msg != "" {
+		var body bytes.Buffer
+		enc := json.NewEncoder(&body)
+		enc.SetEscapeHTML(false) // the fixes hold "<user>": keep them readable
+		_ = enc.Encode(struct {
+			Status  string `json:"status"`
+			Message string `json:"message"`
+		}{"unavailable", msg})
+		return http.StatusServiceUnavailable, "application/json", bytes.TrimSuffix(body.Bytes(), []byte("\n"))
 	}
 	return http.StatusOK, "application/json", []byte(`{"status":"ready"}`)
+}
+
+// notReadyMessage is what /readyz says of a failed Ready: a configuration
+// fault's own text (what is wrong and how to fix it; the store's errors
+// never hold a password), or, for Redis out of reach or an unexpected
+// error, that alone: the addresses and network errors stay in the log.
+func notReadyMessage(err error) string {
+	if errors.Is(err, redisstore.ErrMisconfigured) {
+		var ie *inventory.Error
+		if errors.As(err, &ie) && ie.Err != nil {
+			return ie.Err.Error()
+		}
+		return err.Error()
+	}
+	if errors.Is(err, inventory.ErrUnavailable) {
+		return "the inventory store cannot serve: Redis cannot be reached, timed out, or refuses work for now"
+	}
+	return "the inventory store cannot serve; the server's log says why"
+}
+
+// readiness is the last readiness /readyz answered, to log its changes
+// rather than every probe.
+type readiness struct {
+	mu   sync.Mutex
+	last *string // nil before the first probe; "" when ready
+}
+
+func (r *readiness) record(ctx context.Context, log *slog.Logger, msg string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.last != nil && *r.last == msg {
+		return
+	}
+	switch {
+	case msg == "" && r.last != nil:
+		log.InfoContext(ctx, "ready again: the store can serve")
+	case msg != "" && (r.last == nil || *r.last == ""):
+		log.WarnContext(ctx, "not ready", "cause", msg)
+	}
+	r.last = &msg
 }
 
 func openAPI(context.Context) (int, string, []byte) {

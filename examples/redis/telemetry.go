@@ -292,6 +292,8 @@ var (
 		"Updates whose Redis transaction was aborted because the pet's entry changed between WATCH and EXEC; each was retried, or counted in inventory_store_retries_exhausted_total.", nil, nil)
 	descRetriesExhausted = prometheus.NewDesc("inventory_store_retries_exhausted_total",
 		"Updates that gave up after the store's maximum number of WATCH retries (answered 503).", nil, nil)
+	descConfigFaults = prometheus.NewDesc("inventory_store_config_faults_total",
+		"Store calls (readiness probes included) that failed with a configuration fault of Redis or of the client (TLS, credentials, ACL, eviction policy, maxmemory, wrong URL form); each fault is logged once, this shows that it persists.", nil, nil)
 	descPoolHits     = prometheus.NewDesc("redis_pool_hits_total", "Times go-redis found a free connection in the pool.", nil, nil)
 	descPoolMisses   = prometheus.NewDesc("redis_pool_misses_total", "Times go-redis found no free connection in the pool.", nil, nil)
 	descPoolTimeouts = prometheus.NewDesc("redis_pool_timeouts_total", "Times waiting for a pool connection timed out.", nil, nil)
@@ -302,7 +304,7 @@ var (
 )
 
 func (c redisCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descWatchAborts, descRetriesExhausted, descPoolHits, descPoolMisses,
+	for _, d := range []*prometheus.Desc{descWatchAborts, descRetriesExhausted, descConfigFaults, descPoolHits, descPoolMisses,
 		descPoolTimeouts, descPoolWaits, descPoolWaitTime, descPoolStale, descPoolConns} {
 		ch <- d
 	}
@@ -312,6 +314,7 @@ func (c redisCollector) Collect(ch chan<- prometheus.Metric) {
 	st := c.store.Stats()
 	ch <- prometheus.MustNewConstMetric(descWatchAborts, prometheus.CounterValue, float64(st.WatchAborts))
 	ch <- prometheus.MustNewConstMetric(descRetriesExhausted, prometheus.CounterValue, float64(st.RetriesExhausted))
+	ch <- prometheus.MustNewConstMetric(descConfigFaults, prometheus.CounterValue, float64(st.ConfigFaults))
 	ps := c.client.PoolStats()
 	ch <- prometheus.MustNewConstMetric(descPoolHits, prometheus.CounterValue, float64(ps.Hits))
 	ch <- prometheus.MustNewConstMetric(descPoolMisses, prometheus.CounterValue, float64(ps.Misses))

@@ -289,6 +289,7 @@ func TestMetricsEndpoint(t *testing.T) {
 				`inventory_store_operation_duration_seconds_count{operation="set_quantity",outcome="not_found"} 1`,
 				`inventory_store_watch_aborts_total 0`,
 				`inventory_store_retries_exhausted_total 0`,
+				`inventory_store_config_faults_total 0`,
 				`redis_pool_timeouts_total 0`,
 				`# TYPE redis_pool_hits_total counter`,
 				`# TYPE redis_pool_connections gauge`,

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -82,7 +83,8 @@ func NewTLSFiles(t testing.TB) *TLSFiles {
 	return f
 }
 
-var serial int64
+// serial numbers the certificates; tests running in parallel make them.
+var serial atomic.Int64
 
 // certificate signs tmpl with parent's key (itself when parent is nil)
 // and returns the new key and the certificate's DER.
@@ -92,8 +94,7 @@ func certificate(t testing.TB, tmpl, parent *x509.Certificate, parentKey *ecdsa.
 	if err != nil {
 		t.Fatal(err)
 	}
-	serial++
-	tmpl.SerialNumber = big.NewInt(serial)
+	tmpl.SerialNumber = big.NewInt(serial.Add(1))
 	tmpl.NotBefore = time.Now().Add(-time.Hour)
 	tmpl.NotAfter = time.Now().Add(24 * time.Hour)
 	if parent == nil {

@@ -3,8 +3,11 @@ package demo
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
+	"strings"
 
 	"github.com/petinventory/petinventory/inventory"
 )
@@ -28,24 +31,51 @@ func Items() []inventory.Item {
 }
 
 // LoadSeed reads a JSON array of inventory items from path. Unknown
-// members are an error (a typo must not silently drop a field), and the
-// items are checked with inventory.ValidateItems, the rule seeding through
-// the Service applies, so that a bad file stops the server before it
-// listens rather than failing the seed in the background.
+// members are an error (a typo must not silently drop a field), and each
+// item is checked as inventory.ValidateItems checks a seed (the rule
+// seeding through the Service applies), so that a bad file stops the
+// server before it listens rather than failing the seed in the
+// background. An error names the element's position in the array and,
+// once it is read, its pet id.
 func LoadSeed(path string) ([]inventory.Item, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("seed file: %w", err)
 	}
+	const want = `want a JSON array of {"petId","quantity","status"}`
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
-	var items []inventory.Item
-	if err := dec.Decode(&items); err != nil {
-		return nil, fmt.Errorf("seed file %s: want a JSON array of {\"petId\",\"quantity\",\"status\"}: %w", path, err)
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
+		return nil, fmt.Errorf("seed file %s: %s; it does not start with [", path, want)
 	}
-	if dec.More() {
+	items := []inventory.Item{}
+	first := map[int64]int{} // pet id → position of its first element
+	for n := 1; dec.More(); n++ {
+		var it inventory.Item
+		if err := dec.Decode(&it); err != nil {
+			return nil, fmt.Errorf("seed file %s: element %d of the array: %w (%s)", path, n, err, want)
+		}
+		if err := it.Validate(); err != nil {
+			var ie *inventory.Error
+			msg := err.Error()
+			if errors.As(err, &ie) {
+				msg = strings.TrimPrefix(ie.Message, fmt.Sprintf("item %d: ", it.PetID))
+			}
+			return nil, fmt.Errorf("seed file %s: element %d of the array (pet id %d): %s", path, n, it.PetID, msg)
+		}
+		if m, dup := first[it.PetID]; dup {
+			return nil, fmt.Errorf("seed file %s: element %d of the array (pet id %d) repeats the pet id of element %d", path, n, it.PetID, m)
+		}
+		first[it.PetID] = n
+		items = append(items, it)
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, fmt.Errorf("seed file %s: %s: %w", path, want, err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
 		return nil, fmt.Errorf("seed file %s: data after the JSON array", path)
 	}
+	// The same rule as a seed through the Service, in case it grows.
 	if err := inventory.ValidateItems(items...); err != nil {
 		return nil, fmt.Errorf("seed file %s: %w", path, err)
 	}

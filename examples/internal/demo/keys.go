@@ -1,7 +1,6 @@
 package demo
 
 import (
-	"bufio"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
@@ -48,25 +47,14 @@ func APIKeys(w io.Writer) (keys []string, generated bool, err error) {
 }
 
 func readKeyFile(path string) ([]string, error) {
-	f, err := os.Open(path)
+	raw, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("INVENTORY_API_KEYS_FILE: %w", err)
 	}
-	defer f.Close()
-	var keys []string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		keys = append(keys, line)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("INVENTORY_API_KEYS_FILE %s: %w", path, err)
-	}
-	if len(keys) == 0 {
-		return nil, fmt.Errorf("INVENTORY_API_KEYS_FILE %s holds no key", path)
-	}
-	return keys, nil
+	return parseKeys(path, raw)
+}
+
+// errNoKey is the error of a key file without a key.
+func errNoKey(path string) error {
+	return fmt.Errorf("INVENTORY_API_KEYS_FILE %s holds no key", path)
 }

@@ -1,10 +1,10 @@
 // Package proctest runs an example server (examples/redis) as a process of
 // the test's own, the way a user runs it, for the tests that treat it from
-// outside: examples/internal/hardening and examples/internal/failover. It
-// builds the binary, starts it on a free loopback port, waits for
-// /healthz, sends requests with a bearer key, stops it at the end of the
-// test (checking that its output never contains the key), and writes the
-// tests' summary lines where CI prints them. It is test support, not an
+// outside: examples/internal/hardening, examples/internal/failover and
+// examples/internal/managed. It builds the binary, starts it on a free
+// loopback port, waits for /healthz, sends requests with a bearer key,
+// stops it at the end of the test (checking that its output never contains
+// the key), and writes the tests' summary lines where CI prints them. It is test support, not an
 // example to copy.
 package proctest
 
