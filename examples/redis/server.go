@@ -357,8 +357,8 @@ func (p probes) readyz(ctx context.Context) (int, string, []byte) {
 func notReadyMessage(err error) string {
 	if errors.Is(err, redisstore.ErrMisconfigured) {
 		var ie *inventory.Error
-		if errors.As(err, &ie) && ie.Err != nil {
-			return ie.Err.Error()
+		if errors.As(err, &ie) && errors.Unwrap(ie) != nil {
+			return errors.Unwrap(ie).Error()
 		}
 		return err.Error()
 	}

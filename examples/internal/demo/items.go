@@ -59,7 +59,7 @@ func LoadSeed(path string) ([]inventory.Item, error) {
 			var ie *inventory.Error
 			msg := err.Error()
 			if errors.As(err, &ie) {
-				msg = strings.TrimPrefix(ie.Message, fmt.Sprintf("item %d: ", it.PetID))
+				msg = strings.TrimPrefix(ie.Message(), fmt.Sprintf("item %d: ", it.PetID))
 			}
 			return nil, fmt.Errorf("seed file %s: element %d of the array (pet id %d): %s", path, n, it.PetID, msg)
 		}
