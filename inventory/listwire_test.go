@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/petinventory/petinventory/internal/benchfix"
 	"github.com/petinventory/petinventory/inventory"
 	"github.com/petinventory/petinventory/inventory/adapter"
 	memstore "github.com/petinventory/petinventory/storage/memory"
@@ -197,4 +198,12 @@ func TestListOverHTTP(t *testing.T) {
 	if nm.StatusCode != 304 || len(b) != 0 || nm.Header.Get("ETag") != raw.Header.Get("ETag") || nm.Header.Get("Vary") != "Accept-Encoding" || nm.Header.Get("Cache-Control") != "private, no-cache" {
 		t.Errorf("conditional gzip list: %d %v, %d bytes", nm.StatusCode, nm.Header, len(b))
 	}
+}
+
+// The adapters' large-list check, on net/http.
+func TestLargeListOverSocket(t *testing.T) {
+	api, check := benchfix.LargeList(t)
+	srv := httptest.NewServer(http.StripPrefix("/v1", api))
+	defer srv.Close()
+	check(srv.URL + "/v1/inventory")
 }
