@@ -207,3 +207,22 @@ func TestLargeListOverSocket(t *testing.T) {
 	defer srv.Close()
 	check(srv.URL + "/v1/inventory")
 }
+
+// A host's middleware that has set Content-Encoding before the API runs
+// encodes the answer itself: the API answers the identity list, so that
+// nothing is encoded twice.
+func TestClaimedContentEncodingGetsIdentity(t *testing.T) {
+	api := newAPI(t, bigStore(t, 500))
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Encoding", "br") // what a compressing middleware does first
+		http.StripPrefix("/v1", api).ServeHTTP(w, r)
+	})
+	req := httptest.NewRequest("GET", "/v1/inventory", nil)
+	req.Header.Set("Authorization", "Bearer "+testKey)
+	req.Header.Set("Accept-Encoding", "gzip, br")
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, req)
+	if w.Code != 200 || w.Header().Get("Content-Encoding") != "br" || !strings.HasPrefix(w.Body.String(), "[{") || strings.HasSuffix(w.Header().Get("ETag"), `-gzip"`) {
+		t.Errorf("list under a claimed Content-Encoding: %d %v %q…; want the identity list", w.Code, w.Header(), w.Body.String()[:min(w.Body.Len(), 8)])
+	}
+}

@@ -77,8 +77,10 @@ func (a *API) ServeRoute(w http.ResponseWriter, r *http.Request, route Route, pe
 		Authorization: r.Header.Get("Authorization"),
 	}
 	if route == RouteList {
-		req.AcceptEncoding = r.Header.Get("Accept-Encoding")
 		req.IfNoneMatch = r.Header.Get("If-None-Match")
+		if _, claimed := w.Header()["Content-Encoding"]; !claimed {
+			req.AcceptEncoding = r.Header.Get("Accept-Encoding")
+		} // else a host's compression middleware encodes the answer: it gets the identity list, so that nothing is encoded twice
 	} else { // a list reads no body: skip the lookups
 		req.ContentType = r.Header.Get("Content-Type")
 		req.ContentLength = r.ContentLength
