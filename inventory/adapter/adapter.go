@@ -63,6 +63,7 @@ type Response struct {
 
 	w   wire.Response
 	one [1][]byte // Body's answer for a body in one piece
+	req wire.Request
 }
 
 // Body returns the body as pieces to write in order: one piece for every
@@ -122,7 +123,7 @@ func (r *Response) Release() {
 // unknown Route is an adapter bug, answered 500 too. The answer is a
 // pointer, so that a copy cannot release its buffer a second time.
 func Serve(ctx context.Context, api *inventory.API, req Request) *Response {
-	w := wire.Serve(api, ctx, &wire.Request{
+	r := &Response{req: wire.Request{ // one allocation for the request's and the answer's state
 		Method:         req.Method,
 		Route:          int(req.Route),
 		PetID:          req.PetID,
@@ -133,6 +134,9 @@ func Serve(ctx context.Context, api *inventory.API, req Request) *Response {
 		ContentLength:  req.ContentLength,
 		BodyReader:     req.Body.r,
 		BodyBytes:      req.Body.b,
-	})
-	return &Response{Status: w.Status, w: w}
+	}}
+	r.w = wire.Serve(api, ctx, &r.req)
+	r.req = wire.Request{} // the adapter's memory is not kept past Serve
+	r.Status = r.w.Status
+	return r
 }
