@@ -151,7 +151,7 @@ func (a *API) serve(ctx context.Context, req *wire.Request) (resp wire.Response)
 		return r
 	}
 	if route == RouteList {
-		return a.list(ctx)
+		return a.list(ctx, req)
 	}
 	return a.update(ctx, req)
 }
@@ -194,12 +194,24 @@ func (a *API) authenticate(ctx context.Context, header string) (wire.Response, b
 	return r, false
 }
 
-func (a *API) list(ctx context.Context) wire.Response {
+// list answers a list: the store's current state (asked for first, also
+// for a conditional list, so that no 304 is older than a write answered
+// before the request began), gzip when the client accepts it and the body
+// is large enough, 304 when If-None-Match names the tag of what would be
+// sent.
+func (a *API) list(ctx context.Context, req *wire.Request) wire.Response {
 	st, err := a.lists.get(ctx, true)
 	if err != nil {
 		return a.fail(ctx, "list", err)
 	}
-	return wire.Response{Status: http.StatusOK, Pieces: st.pieces, ContentLength: st.contentLength}
+	r := wire.Response{Status: http.StatusOK, Pieces: st.pieces, ContentLength: st.contentLength, ETag: st.etag}
+	if st.gzPieces != nil && acceptsGzip(req.AcceptEncoding) {
+		r.Pieces, r.ContentLength, r.ETag, r.Gzip = st.gzPieces, st.gzContentLength, st.gzETag, true
+	}
+	if req.IfNoneMatch != "" && noneMatch(req.IfNoneMatch, r.ETag[0]) {
+		r.Status, r.Pieces, r.ContentLength, r.Gzip = http.StatusNotModified, nil, nil, false
+	}
+	return r
 }
 
 // setQuantity is the store call of an update, under the store deadline and

@@ -5,7 +5,9 @@
 // Every rule of the HTTP contract (docs/CONTRACT.md in the repository) is
 // implemented here, once: the check order (route, authentication, petId,
 // media type, body size, body, store), the strict JSON body parser, the
-// error codes and the response headers. Framework adapters only copy
+// error codes and the response headers, and the list's gzip negotiation
+// (Accept-Encoding, GzipMinBytes) and revalidation (ETag, If-None-Match,
+// 304). Framework adapters only copy
 // requests in and responses out, so the API behaves the same on every
 // framework.
 //

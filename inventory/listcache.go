@@ -27,10 +27,14 @@ const segmentSize = 1024
 // segment is a run of entries in ascending PetID order, never empty, and
 // its encoding: each entry's JSON preceded by a comma, so that the body is
 // "[" + segs[0].enc[1:] + segs[1].enc + … + "]" without copying anything.
-// It is immutable once built.
+// Beside it, gz is the raw DEFLATE compression of enc[1:] (the entries
+// without the leading comma), sync-flushed, and crc its CRC-32, for the
+// gzip body (listgzip.go). It is immutable once built.
 type segment struct {
 	items []Item
 	enc   []byte
+	gz    []byte
+	crc   crcPart
 }
 
 func newSegment(items []Item) *segment {
@@ -39,7 +43,7 @@ func newSegment(items []Item) *segment {
 	for _, it := range items {
 		enc = it.appendJSON(append(enc, ','))
 	}
-	return &segment{items: items, enc: enc}
+	return &segment{items: items, enc: enc, gz: deflateBytes(enc[1:], false), crc: newCRCPart(enc[1:])}
 }
 
 // listState is one state of the store, encoded. It is immutable once
@@ -47,8 +51,15 @@ func newSegment(items []Item) *segment {
 type listState struct {
 	cursor        string // the store's name for this state; "" for a store without changes
 	segs          []*segment
-	pieces        [][]byte // the body: "[", the segments' encodings, "]"
+	pieces        [][]byte // the body: "[", the segments' encodings, "]"; one piece when small
 	contentLength []string // its length, as the header value net/http takes
+	etag          []string // the identity body's entity tag, as a header value
+
+	// The gzip body, when the identity body is at least GzipMinBytes:
+	// header, compressed pieces, trailer; one piece when small. nil below.
+	gzPieces        [][]byte
+	gzContentLength []string
+	gzETag          []string
 }
 
 var (
@@ -57,7 +68,13 @@ var (
 	emptyList    = []byte("[]")
 )
 
-// newListState builds the body of segs.
+// joinBelow is the size under which a body's pieces are joined into one,
+// once per state, so that the answer is written with one call, as a bare
+// handler writes its body; above it, the write calls cost nothing next to
+// the bytes.
+const joinBelow = 64 << 10
+
+// newListState builds the body of segs, identity and gzip.
 func newListState(cursor string, segs []*segment) *listState {
 	st := &listState{cursor: cursor, segs: segs}
 	if len(segs) == 0 {
@@ -70,22 +87,69 @@ func newListState(cursor string, segs []*segment) *listState {
 		}
 		st.pieces = append(st.pieces, closeBracket)
 	}
-	n := 0
-	for _, p := range st.pieces {
-		n += len(p)
-	}
+	var n int
+	st.pieces, n = joinSmall(st.pieces)
 	st.contentLength = []string{strconv.Itoa(n)}
+	st.etag, st.gzETag = listETags(cursor, st.pieces)
+	if n >= GzipMinBytes {
+		st.gzPieces = make([][]byte, 0, 2*len(segs)+3)
+		st.gzPieces = append(st.gzPieces, gzipHeader, gzOpen)
+		crc := crcOpen.crc
+		for i, sg := range segs {
+			if i > 0 {
+				st.gzPieces = append(st.gzPieces, gzComma)
+				crc = crcComma.then(crc)
+			}
+			st.gzPieces = append(st.gzPieces, sg.gz)
+			crc = sg.crc.then(crc)
+		}
+		crc = crcClose.then(crc)
+		st.gzPieces = append(st.gzPieces, gzClose, gzipTrailer(crc, n))
+		var gn int
+		st.gzPieces, gn = joinSmall(st.gzPieces)
+		st.gzContentLength = []string{strconv.Itoa(gn)}
+	}
 	return st
 }
 
+// joinSmall returns pieces, joined into one when their total is below
+// joinBelow, and their total length.
+func joinSmall(pieces [][]byte) ([][]byte, int) {
+	n := 0
+	for _, p := range pieces {
+		n += len(p)
+	}
+	if len(pieces) > 1 && n < joinBelow {
+		b := make([]byte, 0, n)
+		for _, p := range pieces {
+			b = append(b, p...)
+		}
+		return [][]byte{b}, n
+	}
+	return pieces, n
+}
+
 // fullState builds the state of every entry, items in ascending PetID
-// order (sorted here if a store broke that promise).
-func fullState(cursor string, items []Item) *listState {
+// order (sorted here if a store broke that promise). The segments of prev
+// whose entries are unchanged are kept, with their encodings: a store
+// without changes is read whole for every list, and its unchanged
+// segments are then not compressed again.
+func fullState(cursor string, items []Item, prev *listState) *listState {
 	if !slices.IsSortedFunc(items, byPetID) {
 		items = slices.Clone(items)
 		slices.SortFunc(items, byPetID)
 	}
-	return newListState(cursor, appendChunks(make([]*segment, 0, (len(items)+segmentSize-1)/segmentSize), items))
+	segs := make([]*segment, 0, (len(items)+segmentSize-1)/segmentSize)
+	for len(items) > 0 {
+		n := min(len(items), segmentSize)
+		if k := len(segs); prev != nil && k < len(prev.segs) && slices.Equal(prev.segs[k].items, items[:n]) {
+			segs = append(segs, prev.segs[k])
+		} else {
+			segs = append(segs, newSegment(items[:n:n]))
+		}
+		items = items[n:]
+	}
+	return newListState(cursor, segs)
 }
 
 // appendChunks appends items as segments of segmentSize (the last one
@@ -109,7 +173,10 @@ func (st *listState) apply(cursor string, log []Change) *listState {
 		if cursor == st.cursor {
 			return st
 		}
-		return &listState{cursor: cursor, segs: st.segs, pieces: st.pieces, contentLength: st.contentLength}
+		renamed := *st // the same body under a new name: new entity tags
+		renamed.cursor = cursor
+		renamed.etag, renamed.gzETag = listETags(cursor, st.pieces)
+		return &renamed
 	}
 	// The last change of each pet, in PetID order.
 	changes := slices.Clone(log)
@@ -342,7 +409,7 @@ func (l *lister) read(ctx context.Context) (st *listState, err error) {
 	}
 	switch {
 	case ch.Full:
-		st = fullState(ch.Cursor, ch.Items)
+		st = fullState(ch.Cursor, ch.Items, held)
 	case held == nil:
 		st = newListState("", nil).apply(ch.Cursor, ch.Log) // a log since nothing: the changes are everything
 	default:

@@ -76,7 +76,12 @@ func (a *API) ServeRoute(w http.ResponseWriter, r *http.Request, route Route, pe
 		PetID:         petID,
 		Authorization: r.Header.Get("Authorization"),
 	}
-	if route == RouteItem { // a list reads no body: skip the lookups
+	if route == RouteList {
+		req.IfNoneMatch = r.Header.Get("If-None-Match")
+		if _, claimed := w.Header()["Content-Encoding"]; !claimed {
+			req.AcceptEncoding = r.Header.Get("Accept-Encoding")
+		} // else a host's compression middleware encodes the answer: it gets the identity list, so that nothing is encoded twice
+	} else { // a list reads no body: skip the lookups
 		req.ContentType = r.Header.Get("Content-Type")
 		req.ContentLength = r.ContentLength
 		if r.Body != http.NoBody {
@@ -87,20 +92,28 @@ func (a *API) ServeRoute(w http.ResponseWriter, r *http.Request, route Route, pe
 	writeResponse(w, &resp)
 }
 
-// writeResponse copies resp to w, then releases it.
+// writeResponse copies resp to w, then releases it. A body in one piece
+// (every answer but a large list) is written with one call.
 func writeResponse(w http.ResponseWriter, resp *wire.Response) {
 	h := w.Header()
 	for _, fh := range wire.FixedHeaders {
 		h[fh.Name] = fh.Values // shared, never written into
 	}
-	if resp.ContentLength != nil {
+	switch {
+	case resp.Status == http.StatusNotModified:
+		// No body and no length: net/http drops them from a 304 anyway.
+	case resp.ContentLength != nil:
 		h["Content-Length"] = resp.ContentLength // the cached list's, shared likewise
-	} else {
+	default:
 		h["Content-Length"] = []string{strconv.Itoa(resp.BodyLen())}
 	}
 	var own [wire.MaxOwnHeaders]wire.Header
 	for _, hd := range own[:resp.OwnHeaders(&own)] {
-		h[hd.Name] = []string{hd.Value}
+		if hd.Values != nil {
+			h[hd.Name] = hd.Values
+		} else {
+			h[hd.Name] = []string{hd.Value}
+		}
 	}
 	w.WriteHeader(resp.Status)
 	_, _ = resp.WriteBody(w) // a client gone away is nobody's error to report

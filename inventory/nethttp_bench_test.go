@@ -85,6 +85,10 @@ func benchBareMux(items []inventory.Item, withSHA256 bool) http.Handler {
 			return
 		}
 		benchSetHeaders(w, listLength)
+		h := w.Header()
+		h.Set("Cache-Control", benchfix.ListCacheControl)
+		h.Set("Etag", benchfix.BareETag)
+		h.Set("Vary", "Accept-Encoding")
 		_, _ = w.Write(inv.List)
 	})
 	mux.HandleFunc("PATCH /v1/inventory/{petId}", func(w http.ResponseWriter, r *http.Request) {

@@ -20,8 +20,16 @@ type Side struct {
 	Handler func(b *testing.B, items []inventory.Item) http.Handler
 }
 
+// The headers a list answer carries besides those of every answer; the
+// bare sides send them too, BareETag as long as the API's tag.
+const (
+	ListCacheControl = "private, no-cache"
+	BareETag         = `"0123456789abcdef0123456789abcdef"`
+)
+
 // Check fails b unless w holds a 200 with body want and the headers every
-// inventory response carries.
+// inventory response carries, and for a list (what "list") those of a
+// list.
 func Check(b *testing.B, side, what string, w *Writer, want []byte) {
 	b.Helper()
 	if w.Status != http.StatusOK {
@@ -30,12 +38,19 @@ func Check(b *testing.B, side, what string, w *Writer, want []byte) {
 	if !bytes.Equal(w.Body, want) {
 		b.Fatalf("%s %s: body\n%.200s\nwant\n%.200s", side, what, w.Body, want)
 	}
-	for name, value := range map[string]string{
+	headers := map[string]string{
 		"Content-Type":           "application/json",
 		"Cache-Control":          "no-store",
 		"X-Content-Type-Options": "nosniff",
 		"Content-Length":         strconv.Itoa(len(want)),
-	} {
+	}
+	if what == "list" {
+		headers["Cache-Control"], headers["Vary"] = ListCacheControl, "Accept-Encoding"
+		if len(w.Header().Get("Etag")) != len(BareETag) {
+			b.Fatalf("%s %s: ETag %q, want one as long as %s", side, what, w.Header().Get("Etag"), BareETag)
+		}
+	}
+	for name, value := range headers {
 		if got := w.Header().Get(name); got != value {
 			b.Fatalf("%s %s: %s is %q, want %q", side, what, name, got, value)
 		}

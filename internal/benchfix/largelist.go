@@ -2,6 +2,7 @@ package benchfix
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"io"
@@ -16,9 +17,12 @@ import (
 // large enough that the API answers it in pieces shared by every list in
 // flight, and check, which lists url (the API's list route on a real
 // socket) three times: from the store, from the cache, and after an
-// update. check fails t unless each answer is 200 with the whole
-// inventory, in order, and its Content-Length: what each adapter's
-// writing of a body in pieces must give.
+// update; each time as identity, as gzip decoded by Go's client
+// transparently, as gzip decoded here, and conditionally with the
+// previous answer's ETag. check fails t unless each answer is 200 with the
+// whole inventory, in order, and its Content-Length, or a 304 without a
+// body exactly when nothing changed since that ETag: what each adapter's
+// writing of a list must give.
 func LargeList(t *testing.T) (api *inventory.API, check func(url string)) {
 	t.Helper()
 	items := make([]inventory.Item, 5000)
@@ -32,8 +36,25 @@ func LargeList(t *testing.T) (api *inventory.API, check func(url string)) {
 	if api, err = inventory.New(store, inventory.WithAPIKeys("k")); err != nil {
 		t.Fatal(err)
 	}
+	get := func(url string, h http.Header) (*http.Response, []byte) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, url, nil)
+		req.Header = h
+		req.Header.Set("Authorization", "Bearer k")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp, body
+	}
 	return api, func(url string) {
 		t.Helper()
+		var tag, gzTag string
 		for round := range 3 {
 			if round == 2 {
 				items[4000].Quantity = 77
@@ -42,16 +63,37 @@ func LargeList(t *testing.T) (api *inventory.API, check func(url string)) {
 				}
 			}
 			want, _ := json.Marshal(items)
-			req, _ := http.NewRequest(http.MethodGet, url, nil)
-			req.Header.Set("Authorization", "Bearer k")
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
+			if round > 0 { // the previous round's tags: 304 unless the update came between
+				wantStatus := http.StatusNotModified
+				if round == 2 {
+					wantStatus = http.StatusOK
+				}
+				for _, h := range []http.Header{{"If-None-Match": {tag}, "Accept-Encoding": {"identity"}}, {"If-None-Match": {gzTag}, "Accept-Encoding": {"gzip"}}} {
+					resp, body := get(url, h)
+					if resp.StatusCode != wantStatus || (wantStatus == 304 && len(body) != 0) || resp.Header.Get("Vary") != "Accept-Encoding" {
+						t.Fatalf("round %d, %v: %d, %d bytes, headers %v; want %d", round, h, resp.StatusCode, len(body), resp.Header, wantStatus)
+					}
+				}
 			}
-			body, err := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if err != nil || resp.StatusCode != 200 || !bytes.Equal(body, want) || resp.ContentLength != int64(len(want)) {
-				t.Fatalf("round %d: %d, %d bytes (Content-Length %d, err %v); want 200 and the %d bytes of the inventory", round, resp.StatusCode, len(body), resp.ContentLength, err, len(want))
+			resp, body := get(url, http.Header{"Accept-Encoding": {"identity"}})
+			if resp.StatusCode != 200 || !bytes.Equal(body, want) || resp.ContentLength != int64(len(want)) || resp.Header.Get("Content-Encoding") != "" {
+				t.Fatalf("round %d: %d, %d bytes (Content-Length %d, headers %v); want 200 and the %d bytes of the inventory", round, resp.StatusCode, len(body), resp.ContentLength, resp.Header, len(want))
+			}
+			tag = resp.Header.Get("ETag")
+			if resp, body := get(url, http.Header{}); !resp.Uncompressed || !bytes.Equal(body, want) {
+				t.Fatalf("round %d, Go's client: %d, %d bytes, decoded from gzip: %v; want the inventory decoded from gzip", round, resp.StatusCode, len(body), resp.Uncompressed)
+			}
+			resp, body = get(url, http.Header{"Accept-Encoding": {"gzip"}})
+			zr, err := gzip.NewReader(bytes.NewReader(body))
+			if err != nil || resp.ContentLength != int64(len(body)) || resp.Header.Get("Content-Encoding") != "gzip" {
+				t.Fatalf("round %d, gzip: %d, %d bytes (Content-Length %d, headers %v): %v", round, resp.StatusCode, len(body), resp.ContentLength, resp.Header, err)
+			}
+			if plain, err := io.ReadAll(zr); err != nil || !bytes.Equal(plain, want) {
+				t.Fatalf("round %d: the gzip list decodes to %d bytes (%v); want the %d of the inventory", round, len(plain), err, len(want))
+			}
+			gzTag = resp.Header.Get("ETag")
+			if tag == "" || gzTag == "" || tag == gzTag {
+				t.Fatalf("round %d: ETag %q identity, %q gzip; want two different tags", round, tag, gzTag)
 			}
 		}
 	}

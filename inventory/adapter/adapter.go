@@ -17,10 +17,15 @@ type Request struct {
 	Route         inventory.Route
 	PetID         string // the raw {petId} path segment, for RouteItem
 	Authorization string // the Authorization header value
-	ContentType   string // the Content-Type header value
+	// AcceptEncoding and IfNoneMatch are the raw header values (all of
+	// them, joined by commas, when a header came more than once); read for
+	// RouteList only: a list is answered gzip or 304 according to them.
+	AcceptEncoding string
+	IfNoneMatch    string
+	ContentType    string // the Content-Type header value
 	// ContentLength is the declared length of a streamed body, -1 when
 	// unknown (chunked); one larger than the limit is refused before
-	// anything is read. Ignored for a body from BodyBytes.
+	// anything is read. Ignored for a buffered body.
 	ContentLength int64
 	// Body is read only for an update, at most to the body limit + 1
 	// byte. The zero Body is an empty body.
@@ -28,48 +33,59 @@ type Request struct {
 }
 
 // Body is a request body as the adapter has it: still to be read
-// (BodyReader) or already in memory (BodyBytes). The zero Body is empty.
+// (StreamedBody) or already in memory (BufferedBody). The zero Body is
+// empty.
 type Body struct {
 	r io.Reader
 	b []byte
 }
 
-// BodyReader is a body still to be read from r (a streamed fasthttp body,
-// say). A nil r is an empty body.
-func BodyReader(r io.Reader) Body { return Body{r: r} }
+// StreamedBody is a body still to be read from r (a streamed fasthttp
+// body, say). A nil r is an empty body.
+func StreamedBody(r io.Reader) Body { return Body{r: r} }
 
-// BodyBytes is a body already in memory (as fasthttp buffers it); it is
+// BufferedBody is a body already in memory (as fasthttp buffers it); it is
 // used in place, not copied.
-func BodyBytes(b []byte) Body { return Body{b: b} }
+func BufferedBody(b []byte) Body { return Body{b: b} }
 
 // Response is a complete answer to one request, for an adapter to copy
-// out: set every header VisitHeaders names, write Status, then the body.
-// A body is one piece (Body) except a large list's, which comes in pieces
-// shared by every list in flight: write it with WriteBody (net/http) or
-// hand BodyReader to the framework (fasthttp's SetBodyStream), so that it
-// is never copied into one buffer per response. Call Release once the body
-// has been written; forgetting it only costs garbage. The body must not be
-// modified: it may be shared with other responses.
+// out: set every header VisitHeaders names, write Status, then the body,
+// whose length BodyLen gives for Content-Length. The body comes as pieces
+// to write in order (Body): one piece for every answer but a large list,
+// whose pieces are shared by every list in flight and must never be copied
+// into one buffer per response (write them one by one, or hand BodyReader
+// to the framework, as fasthttp's SetBodyStream takes it); none for a 304.
+// The body must not be modified. Call Release once the body has been
+// written; forgetting it only costs garbage, and a second Release does
+// nothing.
 type Response struct {
 	Status int
 
-	w wire.Response
+	w   wire.Response
+	one [1][]byte // Body's answer for a body in one piece
+	req wire.Request
 }
 
-// Body returns the body when it is in one piece, and false when it is in
-// pieces (see WriteBody and BodyReader). Every answer but a large list is
-// in one piece.
-func (r *Response) Body() ([]byte, bool) { return r.w.Body, r.w.Pieces == nil }
+// Body returns the body as pieces to write in order: one piece for every
+// answer but a large list, none when there is no body (a 304).
+func (r *Response) Body() [][]byte {
+	switch {
+	case r.w.Pieces != nil:
+		return r.w.Pieces
+	case len(r.w.Body) == 0:
+		return nil
+	}
+	r.one[0] = r.w.Body
+	return r.one[:]
+}
 
 // BodyLen returns the length of the body in bytes, for Content-Length.
 func (r *Response) BodyLen() int { return r.w.BodyLen() }
 
-// WriteBody writes the body to w, piece by piece, without copying it.
-func (r *Response) WriteBody(w io.Writer) (int64, error) { return r.w.WriteBody(w) }
-
 // BodyReader returns a reader of the body. It implements io.WriterTo, so
 // that io.Copy and fasthttp's SetBodyStream write the pieces straight to
-// their writer. It stays valid after Release when Stable reports true.
+// their writer without a buffer of their own. It stays valid after Release
+// when Stable reports true.
 func (r *Response) BodyReader() io.Reader {
 	if r.w.Pieces == nil {
 		return wire.NewPiecesReader([][]byte{r.w.Body})
@@ -77,13 +93,15 @@ func (r *Response) BodyReader() io.Reader {
 	return wire.NewPiecesReader(r.w.Pieces)
 }
 
-// VisitHeaders calls set for every header of the response, the ones every
-// response carries (Content-Type, Cache-Control, X-Content-Type-Options)
-// and those of this one (Allow, WWW-Authenticate, Retry-After). Names come
-// in canonical form (textproto.CanonicalMIMEHeaderKey, so
-// "Www-Authenticate"): the form both net/http and fasthttp store and look
-// up, so that a host's middleware finds and replaces them. A header is set
-// at most once.
+// VisitHeaders calls set for every header of the response: those every
+// response carries (Content-Type, except on a 304, and
+// X-Content-Type-Options), Cache-Control (no-store, or a list's
+// "private, no-cache"), a list's ETag and Vary and, when its body is
+// gzip, Content-Encoding, and those of this answer (Allow,
+// WWW-Authenticate, Retry-After). Names come in canonical form
+// (textproto.CanonicalMIMEHeaderKey, so "Www-Authenticate" and "Etag"):
+// the form both net/http and fasthttp store and look up, so that a host's
+// middleware finds and replaces them. A header is set at most once.
 func (r *Response) VisitHeaders(set func(name, value string)) { r.w.VisitHeaders(set) }
 
 // Stable reports whether the body stays valid and unchanged after Release
@@ -93,23 +111,32 @@ func (r *Response) Stable() bool { return r.w.Buf == nil }
 
 // Release returns the body's buffer to the pool. The Response must not be
 // used afterwards; a second Release does nothing.
-func (r *Response) Release() { r.w.Release() }
+func (r *Response) Release() {
+	r.w.Release()
+	r.one[0] = nil
+}
 
 // Serve answers one request with api, applying every rule of the contract
 // in its order: route (method), authentication, petId, media type, body
 // size, body, then the store. It never panics: a panic below it (in a
 // store, say) is logged with its stack and answered 500 internal. An
-// unknown Route is an adapter bug, answered 500 too.
-func Serve(ctx context.Context, api *inventory.API, req Request) Response {
-	w := wire.Serve(api, ctx, &wire.Request{
-		Method:        req.Method,
-		Route:         int(req.Route),
-		PetID:         req.PetID,
-		Authorization: req.Authorization,
-		ContentType:   req.ContentType,
-		ContentLength: req.ContentLength,
-		BodyReader:    req.Body.r,
-		BodyBytes:     req.Body.b,
-	})
-	return Response{Status: w.Status, w: w}
+// unknown Route is an adapter bug, answered 500 too. The answer is a
+// pointer, so that a copy cannot release its buffer a second time.
+func Serve(ctx context.Context, api *inventory.API, req Request) *Response {
+	r := &Response{req: wire.Request{ // one allocation for the request's and the answer's state
+		Method:         req.Method,
+		Route:          int(req.Route),
+		PetID:          req.PetID,
+		Authorization:  req.Authorization,
+		AcceptEncoding: req.AcceptEncoding,
+		IfNoneMatch:    req.IfNoneMatch,
+		ContentType:    req.ContentType,
+		ContentLength:  req.ContentLength,
+		BodyReader:     req.Body.r,
+		BodyBytes:      req.Body.b,
+	}}
+	r.w = wire.Serve(api, ctx, &r.req)
+	r.req = wire.Request{} // the adapter's memory is not kept past Serve
+	r.Status = r.w.Status
+	return r
 }

@@ -55,21 +55,21 @@ func TestBodies(t *testing.T) {
 		length int64
 		want   string
 	}{
-		"bytes":          {adapter.BodyBytes([]byte(`{"quantity":5}`)), 0, `"quantity":5`},
-		"reader":         {adapter.BodyReader(strings.NewReader(`{"quantity":6}`)), -1, `"quantity":6`},
+		"bytes":          {adapter.BufferedBody([]byte(`{"quantity":5}`)), 0, `"quantity":5`},
+		"reader":         {adapter.StreamedBody(strings.NewReader(`{"quantity":6}`)), -1, `"quantity":6`},
 		"zero body":      {adapter.Body{}, 0, `"code":"invalid_json"`},
-		"nil reader":     {adapter.BodyReader(nil), 0, `"code":"invalid_json"`},
-		"empty bytes":    {adapter.BodyBytes(nil), 0, `"code":"invalid_json"`},
-		"declared large": {adapter.BodyReader(strings.NewReader(`{}`)), 1 << 30, `"code":"payload_too_large"`},
-		"bytes too long": {adapter.BodyBytes([]byte(`{"quantity":1}` + strings.Repeat(" ", 17<<10))), 0, `"code":"payload_too_large"`},
+		"nil reader":     {adapter.StreamedBody(nil), 0, `"code":"invalid_json"`},
+		"empty bytes":    {adapter.BufferedBody(nil), 0, `"code":"invalid_json"`},
+		"declared large": {adapter.StreamedBody(strings.NewReader(`{}`)), 1 << 30, `"code":"payload_too_large"`},
+		"bytes too long": {adapter.BufferedBody([]byte(`{"quantity":1}` + strings.Repeat(" ", 17<<10))), 0, `"code":"payload_too_large"`},
 	} {
 		resp := adapter.Serve(context.Background(), api, adapter.Request{
 			Method: http.MethodPatch, Route: inventory.RouteItem, PetID: "1", Authorization: "Bearer k",
 			ContentLength: c.length, Body: c.body,
 		})
-		body, whole := resp.Body()
-		if !whole || !strings.Contains(string(body), c.want) {
-			t.Errorf("%s: %d %s (one piece: %v); want a body with %s", name, resp.Status, body, whole, c.want)
+		body := resp.Body()
+		if len(body) != 1 || !strings.Contains(string(body[0]), c.want) || resp.BodyLen() != len(body[0]) {
+			t.Errorf("%s: %d %q (length %d); want one piece with %s", name, resp.Status, body, resp.BodyLen(), c.want)
 		}
 		resp.Release()
 		resp.Release() // a second Release does nothing

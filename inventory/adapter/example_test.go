@@ -26,17 +26,17 @@ func ExampleServe() {
 		PetID:         "3",
 		Authorization: "Bearer key-1",
 		ContentType:   "application/json",
-		Body:          adapter.BodyBytes([]byte(`{"quantity": 7}`)),
+		Body:          adapter.BufferedBody([]byte(`{"quantity": 7}`)),
 	})
 	defer resp.Release() // after the body is written
 	var headers []string
 	resp.VisitHeaders(func(name, value string) { headers = append(headers, name+": "+value) })
-	body, _ := resp.Body() // one piece: only a large list comes in pieces (WriteBody)
-	fmt.Println(resp.Status, string(body))
+	body := resp.Body() // one piece: only a large list comes in several
+	fmt.Println(resp.Status, string(body[0]))
 	fmt.Println(strings.Join(headers, "\n"))
 	// Output:
 	// 200 {"petId":3,"quantity":7,"status":"pending"}
 	// Content-Type: application/json
-	// Cache-Control: no-store
 	// X-Content-Type-Options: nosniff
+	// Cache-Control: no-store
 }

@@ -89,6 +89,9 @@ func benchBareApp(items []inventory.Item, withSHA256 bool) fasthttp.RequestHandl
 			return c.SendStatus(fiber.StatusUnauthorized)
 		}
 		benchSetHeaders(c)
+		c.Set(fiber.HeaderCacheControl, benchfix.ListCacheControl)
+		c.Set(fiber.HeaderETag, benchfix.BareETag)
+		c.Set(fiber.HeaderVary, "Accept-Encoding")
 		return c.Send(inv.List)
 	})
 	v1.Patch("/inventory/:petId", func(c *fiber.Ctx) error {
@@ -130,11 +133,18 @@ func benchCheck(b *testing.B, side, what string, ctx *fasthttp.RequestCtx, want 
 	if !bytes.Equal(resp.Body(), want) {
 		b.Fatalf("%s %s: body\n%.200s\nwant\n%.200s", side, what, resp.Body(), want)
 	}
-	for name, value := range map[string]string{
+	headers := map[string]string{
 		"Content-Type":           "application/json",
 		"Cache-Control":          "no-store",
 		"X-Content-Type-Options": "nosniff",
-	} {
+	}
+	if what == "list" {
+		headers["Cache-Control"], headers["Vary"] = benchfix.ListCacheControl, "Accept-Encoding"
+		if len(resp.Header.Peek(fiber.HeaderETag)) != len(benchfix.BareETag) {
+			b.Fatalf("%s %s: ETag %q, want one as long as %s", side, what, resp.Header.Peek(fiber.HeaderETag), benchfix.BareETag)
+		}
+	}
+	for name, value := range headers {
 		if got := string(resp.Header.Peek(name)); got != value {
 			b.Fatalf("%s %s: %s is %q, want %q", side, what, name, got, value)
 		}

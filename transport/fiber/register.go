@@ -65,17 +65,19 @@ func serve(c *fiber.Ctx, api *inventory.API, route inventory.Route, petID string
 		Authorization: c.Get(fiber.HeaderAuthorization),
 	}
 	if route == inventory.RouteList {
-		// The list reads no body: skip fasthttp's header lookup.
+		// The list reads no body, but is negotiated and conditional.
+		req.AcceptEncoding = c.Get(fiber.HeaderAcceptEncoding)
+		req.IfNoneMatch = c.Get(fiber.HeaderIfNoneMatch)
 	} else if s := c.Context().RequestBodyStream(); s != nil {
 		// fiber.Config.StreamRequestBody: the body is still on the wire,
 		// and the API reads no more of it than its limit + 1 byte.
 		stream = &eofReader{r: s}
-		req.Body = adapter.BodyReader(stream)
+		req.Body = adapter.StreamedBody(stream)
 		req.ContentLength = max(int64(c.Request().Header.ContentLength()), -1)
 	} else {
 		// fasthttp has buffered the body (up to BodyLimit); raw, with no
 		// Content-Encoding decoding, as on net/http.
-		req.Body = adapter.BodyBytes(c.Request().Body())
+		req.Body = adapter.BufferedBody(c.Request().Body())
 	}
 	if route == inventory.RouteItem {
 		req.ContentType = utils.UnsafeString(c.Request().Header.ContentType()) // valid until Serve returns, as Request allows; no key lookup
@@ -101,16 +103,18 @@ func serve(c *fiber.Ctx, api *inventory.API, route inventory.Route, petID string
 		// unsafe views of the strings do.
 		h.SetCanonical(utils.UnsafeBytes(name), utils.UnsafeBytes(value))
 	})
-	switch body, whole := resp.Body(); {
-	case !whole:
+	switch body := resp.Body(); {
+	case len(body) > 1:
 		// A large list, in pieces shared by every list in flight: stream
 		// them (its WriteTo writes each straight to the connection's
 		// writer) rather than copy them into one buffer per response.
 		c.Response().SetBodyStream(resp.BodyReader(), resp.BodyLen())
+	case len(body) == 0:
+		c.Response().ResetBody() // a 304, or an empty body
 	case resp.Stable():
-		c.Response().SetBodyRaw(body) // not reused: no copy needed
+		c.Response().SetBodyRaw(body[0]) // not reused: no copy needed
 	default:
-		c.Response().SetBody(body) // copies, before the buffer is reused
+		c.Response().SetBody(body[0]) // copies, before the buffer is reused
 	}
 	resp.Release()
 	return nil

@@ -79,6 +79,9 @@ func benchBareEngine(items []inventory.Item, withSHA256 bool) *gin.Engine {
 			return
 		}
 		benchSetHeaders(c, listLength)
+		c.Header("Cache-Control", benchfix.ListCacheControl)
+		c.Header("Etag", benchfix.BareETag)
+		c.Header("Vary", "Accept-Encoding")
 		c.Data(http.StatusOK, "application/json", inv.List)
 	})
 	v1.PATCH("/inventory/:petId", func(c *gin.Context) {

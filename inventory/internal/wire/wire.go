@@ -8,6 +8,7 @@ package wire
 import (
 	"context"
 	"io"
+	"net/http"
 	"sync"
 )
 
@@ -15,14 +16,16 @@ var _ io.WriterTo = (*PiecesReader)(nil)
 
 // Request is adapter.Request, as the HTTP layer reads it.
 type Request struct {
-	Method        string
-	Route         int // inventory.Route
-	PetID         string
-	Authorization string
-	ContentType   string
-	ContentLength int64
-	BodyReader    io.Reader // a body still to be read, or nil
-	BodyBytes     []byte    // a body in memory, when BodyReader is nil
+	Method         string
+	Route          int // inventory.Route
+	PetID          string
+	Authorization  string
+	AcceptEncoding string // read for a list only
+	IfNoneMatch    string // read for a list only
+	ContentType    string
+	ContentLength  int64
+	BodyReader     io.Reader // a body still to be read, or nil
+	BodyBytes      []byte    // a body in memory, when BodyReader is nil
 }
 
 // Serve answers req on api (an *inventory.API). Package inventory sets it
@@ -33,14 +36,19 @@ var Serve func(api any, ctx context.Context, req *Request) Response
 type Response struct {
 	Status int
 	Body   []byte   // the body in one piece, when Pieces is nil
-	Pieces [][]byte // a shared body in pieces (a large list), written in order; never modified
+	Pieces [][]byte // a shared body in pieces (a list), written in order; never modified
 
 	Code            string // the error code of an error answer, for observers
 	Allow           string
 	WWWAuthenticate string
 	RetryAfter      string
-	Buf             *[]byte  // pooled buffer that backs Body, if any
-	ContentLength   []string // a cached body's Content-Length value, shared
+	// ETag is the list's entity tag as a shared one-element header value;
+	// it is set on every list answer (200 and 304) and only there, which
+	// also gives the answer the list's Cache-Control and Vary.
+	ETag          []string
+	Gzip          bool     // the body is gzip-encoded (Content-Encoding: gzip)
+	Buf           *[]byte  // pooled buffer that backs Body, if any
+	ContentLength []string // a cached body's Content-Length value, shared
 }
 
 // The response headers, defined once. Names are in canonical form
@@ -52,31 +60,55 @@ const (
 	HeaderAllow           = "Allow"
 	HeaderWWWAuthenticate = "Www-Authenticate"
 	HeaderRetryAfter      = "Retry-After"
+	HeaderCacheControl    = "Cache-Control"
+	HeaderETag            = "Etag"
+	HeaderVary            = "Vary"
+	HeaderContentEncoding = "Content-Encoding"
 )
 
 // FixedHeaders are the headers every response carries, with their value
 // also as a shared one-element slice for net/http's Header map (len == cap
 // == 1, so that a later h.Add appends to a copy and h.Set replaces it;
 // nothing writes into them).
-var FixedHeaders = [...]struct {
-	Name, Value string
-	Values      []string
-}{
+var FixedHeaders = [...]Header{
 	{"Content-Type", "application/json", []string{"application/json"}},
-	{"Cache-Control", "no-store", []string{"no-store"}},
 	{"X-Content-Type-Options", "nosniff", []string{"nosniff"}},
 }
 
-// Header is one response header.
-type Header struct{ Name, Value string }
+// The values of the headers that depend on the answer, shared likewise.
+var (
+	noStore         = Header{HeaderCacheControl, "no-store", []string{"no-store"}}
+	listCache       = Header{HeaderCacheControl, "private, no-cache", []string{"private, no-cache"}}
+	varyEncoding    = Header{HeaderVary, "Accept-Encoding", []string{"Accept-Encoding"}}
+	contentEncoding = Header{HeaderContentEncoding, "gzip", []string{"gzip"}}
+)
+
+// Header is one response header; Values, when not nil, is its value as a
+// shared one-element slice that must not be written into.
+type Header struct {
+	Name, Value string
+	Values      []string
+}
 
 // MaxOwnHeaders is how many headers of its own a response can carry.
-const MaxOwnHeaders = 3
+const MaxOwnHeaders = 7
 
-// OwnHeaders writes the response's own headers (Allow, WWW-Authenticate,
-// Retry-After: those it has) into hs, and returns how many.
+// OwnHeaders writes the response's own headers (Cache-Control, and those
+// of Etag, Vary, Content-Encoding, Allow, WWW-Authenticate, Retry-After it
+// has) into hs, and returns how many.
 func (r *Response) OwnHeaders(hs *[MaxOwnHeaders]Header) (n int) {
-	for _, h := range [...]Header{{HeaderAllow, r.Allow}, {HeaderWWWAuthenticate, r.WWWAuthenticate}, {HeaderRetryAfter, r.RetryAfter}} {
+	if r.ETag == nil {
+		hs[0] = noStore
+		n = 1
+	} else {
+		hs[0], hs[1], hs[2] = listCache, Header{HeaderETag, r.ETag[0], r.ETag}, varyEncoding
+		n = 3
+		if r.Gzip {
+			hs[3] = contentEncoding
+			n = 4
+		}
+	}
+	for _, h := range [...]Header{{HeaderAllow, r.Allow, nil}, {HeaderWWWAuthenticate, r.WWWAuthenticate, nil}, {HeaderRetryAfter, r.RetryAfter, nil}} {
 		if h.Value != "" {
 			hs[n] = h
 			n++
@@ -89,6 +121,9 @@ func (r *Response) OwnHeaders(hs *[MaxOwnHeaders]Header) (n int) {
 // first, then its own.
 func (r *Response) VisitHeaders(set func(name, value string)) {
 	for _, h := range FixedHeaders {
+		if r.Status == http.StatusNotModified && h.Name == "Content-Type" {
+			continue // a 304 has no content: RFC 9110 15.4.5
+		}
 		set(h.Name, h.Value)
 	}
 	var own [MaxOwnHeaders]Header
@@ -109,10 +144,18 @@ func (r *Response) BodyLen() int {
 	return n
 }
 
-// WriteBody writes the body to w, piece by piece, without copying it.
+// WriteBody writes the body to w, piece by piece, without copying it:
+// one Write call for a body in one piece, none for no body.
 func (r *Response) WriteBody(w io.Writer) (int64, error) {
-	if r.Pieces == nil {
-		n, err := w.Write(r.Body)
+	if r.Pieces == nil || len(r.Pieces) == 1 {
+		b := r.Body
+		if r.Pieces != nil {
+			b = r.Pieces[0]
+		}
+		if len(b) == 0 {
+			return 0, nil
+		}
+		n, err := w.Write(b)
 		return int64(n), err
 	}
 	pr := PiecesReader{pieces: r.Pieces}
