@@ -99,6 +99,11 @@ func run(ctx context.Context, cfg config, log *slog.Logger, out io.Writer, ready
 			ln.Close()
 			return err
 		}
+		// Methods fiber routes nowhere (PROPFIND, a lowercase get) get the API's 405.
+		if err := inventoryfiber.ServeOtherMethods(app, api, "/v1"); err != nil {
+			ln.Close()
+			return err
+		}
 		return demo.ServeFiber(ctx, log, ln, app)
 	}
 	gin.SetMode(gin.ReleaseMode)

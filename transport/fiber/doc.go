@@ -10,7 +10,7 @@
 //	...
 //	if err := inventoryfiber.Register(app.Group("/v1"), api); err != nil { ... }
 //
-// Three settings of the host's fiber.Config act before any handler runs:
+// Two settings of the host's fiber.Config act before any handler runs:
 //
 //   - StreamRequestBody: set it. The update body then reaches the API as a
 //     stream, a huge one is refused with the contract's 413 after the
@@ -24,8 +24,11 @@
 //   - DisablePreParseMultipartForm: set it, or fasthttp answers a
 //     malformed multipart body with its own 400 before the API can
 //     answer 415.
-//   - RequestMethods: Fiber answers a method outside it (default
-//     fiber.DefaultMethods) with its own 400 "Invalid http method"; list
-//     every method your clients may send (PROPFIND, say) so that the API
-//     answers it 405 with Allow. A lowercase method is always Fiber's.
+//
+// Fiber answers a method outside fiber.Config.RequestMethods (default
+// fiber.DefaultMethods), or in lowercase, with its own 400 "Invalid http
+// method" before any handler runs; ServeOtherMethods lets the API answer
+// those on its paths with the contract's 405 and Allow:
+//
+//	if err := inventoryfiber.ServeOtherMethods(app, api, "/v1"); err != nil { ... }
 package inventoryfiber

@@ -19,10 +19,9 @@ import (
 //
 // The routes are registered for every method the app serves, so that other
 // methods get the contract's 405 with Allow; the app's settings are not
-// changed. Fiber answers a method outside fiber.Config.RequestMethods
-// (default: fiber.DefaultMethods) with its own 400 before any handler
-// runs: a host whose clients may send others (PROPFIND, say) lists them
-// there. A lowercase method never reaches a route. The API decides every status; this adapter only copies the
+// changed. A method outside fiber.Config.RequestMethods, or in lowercase,
+// never reaches a route (fiber answers it 400 before any handler runs):
+// see ServeOtherMethods. The API decides every status; this adapter only copies the
 // request in and the response out.
 //
 // It returns an error, instead of fiber's panic, when fiber refuses the

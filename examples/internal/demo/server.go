@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"slices"
 	"syscall"
 	"time"
 
@@ -104,17 +103,7 @@ func FiberConfig() fiber.Config {
 		// where the contract says 415.
 		DisablePreParseMultipartForm: true,
 		DisableStartupMessage:        true,
-		// Fiber answers a method not listed here with its own 400 before
-		// any handler runs; listed, it gets the API's 405 with Allow.
-		RequestMethods: FiberMethods(),
 	}
-}
-
-// FiberMethods are the methods the examples' Fiber apps route:
-// fiber.DefaultMethods and two more, so that a client sending one gets the
-// API's 405 with Allow rather than fiber's 400.
-func FiberMethods() []string {
-	return slices.Concat(fiber.DefaultMethods, []string{"PROPFIND", "QUERY"})
 }
 
 // ServeFiber serves app on ln until ctx is done, then shuts down gracefully
