@@ -17,9 +17,9 @@ import (
 	"github.com/petinventory/petinventory/inventory/internal/wire"
 )
 
-// Route names one of the two routes of the API. A router that matched the
-// route itself passes it (API.ServeRoute, adapter.Request) instead of the
-// path; observers see it in RequestObservation.
+// Route names one of the two routes of the API. An adapter that matched
+// the route itself passes it (API.ServeRoute, adapter.Request) instead of
+// the path; observers see it in RequestObservation.
 type Route int
 
 const (
@@ -51,9 +51,9 @@ func (r Route) String() string {
 
 // API serves the inventory routes. It is safe for concurrent use. Build it
 // with New, then mount it: as an http.Handler, on a ServeMux with Register,
-// with ServeRoute for routers built on net/http (Gin, chi, echo), or through
-// package inventory/adapter for any other framework (Fiber). Every rule of
-// the contract is applied here, once.
+// before a router's matching with Middleware (chi, echo), with the Gin and
+// Fiber adapters, or through package inventory/adapter for any other
+// framework. Every rule of the contract is applied here, once.
 type API struct {
 	svc          *Service
 	auth         Authenticator

@@ -17,9 +17,11 @@
 // WithAuthenticator, WithMaxBodyBytes, WithStoreTimeout, WithLogger,
 // WithObserver), then mount it:
 //
-//   - net/http: the API is an http.Handler; API.Register mounts it on a
-//     ServeMux; API.ServeRoute serves a route another router matched
-//     (chi, echo).
+//   - net/http: the API is an http.Handler (under http.StripPrefix);
+//     API.Register mounts it on a ServeMux; API.Middleware mounts it on
+//     any router with middleware that runs before routing (chi, echo).
+//     Each hands the API everything at and below {prefix}/inventory,
+//     whatever the method, so the router never answers for it.
 //   - Gin: package inventorygin (module transport/gin).
 //   - Fiber: package inventoryfiber (module transport/fiber).
 //

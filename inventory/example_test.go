@@ -169,3 +169,34 @@ func ExampleWithAuthenticator() {
 	// 200 [{"petId":1,"quantity":3,"status":"available"}]
 	// 401 {"code":"unauthorized","message":"the API key in the Authorization header is not valid","status":401}
 }
+
+// Mount the API in front of a router that matches routes and methods
+// itself (chi's r.Use(mw), echo's e.Pre(echo.WrapMiddleware(mw))): the API
+// answers everything at and below /v1/inventory, any method, and the
+// router the rest.
+func ExampleAPI_Middleware() {
+	store, err := memstore.New(inventory.Item{PetID: 1, Quantity: 3, Status: inventory.StatusAvailable})
+	if err != nil {
+		panic(err)
+	}
+	api, err := inventory.New(store, inventory.WithAPIKeys("demo-key"))
+	if err != nil {
+		panic(err)
+	}
+	mw, err := api.Middleware("/v1")
+	if err != nil {
+		panic(err)
+	}
+	router := http.NewServeMux() // stands for chi, echo, …
+	router.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok") })
+	srv := httptest.NewServer(mw(router))
+	defer srv.Close()
+
+	call("GET", srv.URL+"/v1/inventory", "demo-key", "")
+	call("PROPFIND", srv.URL+"/v1/inventory/1", "demo-key", "")
+	call("GET", srv.URL+"/healthz", "", "")
+	// Output:
+	// 200 [{"petId":1,"quantity":3,"status":"available"}]
+	// 405 {"code":"method_not_allowed","message":"method PROPFIND is not allowed here; this path allows PATCH","status":405}
+	// 200 ok
+}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/petinventory/petinventory/inventory/internal/wire"
 )
@@ -18,16 +17,7 @@ import (
 //
 // Any other path is answered 404 not_found with an Error body.
 func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	path := r.URL.Path
-	switch {
-	case path == "/inventory":
-		a.ServeRoute(w, r, RouteList, "")
-	case strings.HasPrefix(path, "/inventory/") && !strings.Contains(path[len("/inventory/"):], "/"):
-		a.ServeRoute(w, r, RouteItem, path[len("/inventory/"):])
-	default:
-		resp := errorResponse(newError(CodeNotFound, "no such route; the inventory API serves GET /inventory and PATCH /inventory/{petId}"))
-		writeResponse(w, &resp)
-	}
+	a.serveRelative(w, r, r.URL.Path)
 }
 
 // Register mounts the routes on mux under prefix ("" or a path such as
@@ -45,8 +35,8 @@ func (a *API) Register(mux *http.ServeMux, prefix string) (err error) {
 	if mux == nil {
 		return errors.New("inventory: Register: mux is nil")
 	}
-	if prefix != "" && (!strings.HasPrefix(prefix, "/") || strings.HasSuffix(prefix, "/") || strings.ContainsAny(prefix, "{} \t")) {
-		return fmt.Errorf("inventory: Register: prefix %q must be empty or start with / and not end with /", prefix)
+	if err := checkPrefix(prefix); err != nil {
+		return fmt.Errorf("inventory: Register: %w", err)
 	}
 	defer func() {
 		if v := recover(); v != nil {
@@ -66,9 +56,17 @@ func (a *API) Register(mux *http.ServeMux, prefix string) (err error) {
 	return nil
 }
 
-// ServeRoute serves one request for a router built on net/http that has
-// matched the route itself and extracted petId (Gin, chi, echo, gorilla).
-// For Gin, see package inventorygin.
+// ServeRoute serves one request whose route an adapter for a router built
+// on net/http has matched (package inventorygin uses it). Such an adapter
+// must send every method of all three paths here, or the router answers
+// them itself (its own 404s and 405s, a redirect of the trailing slash):
+//
+//	{prefix}/inventory           RouteList
+//	{prefix}/inventory/          RouteItem, petID ""
+//	{prefix}/inventory/{petId}   RouteItem
+//
+// An application mounts the API with ServeHTTP, Register or Middleware
+// instead, which know these paths.
 func (a *API) ServeRoute(w http.ResponseWriter, r *http.Request, route Route, petID string) {
 	req := wire.Request{
 		Method:        r.Method,

@@ -63,6 +63,10 @@ func run(addr string, log *slog.Logger) error {
 	if err := inventoryfiber.Register(app.Group("/v1"), api); err != nil {
 		return err
 	}
+	// Methods fiber routes nowhere (PROPFIND, a lowercase get) get the API's 405.
+	if err := inventoryfiber.ServeOtherMethods(app, api, "/v1"); err != nil {
+		return err
+	}
 
 	ln, err := demo.Listen(addr)
 	if err != nil {

@@ -61,6 +61,12 @@ func run(addr string, log *slog.Logger) error {
 	if err := inventorygin.Register(engine.Group("/v1"), api); err != nil {
 		return err
 	}
+	// Methods gin routes nowhere (PROPFIND, a lowercase get) get the API's 405.
+	noRoute, err := inventorygin.NoRoute(api, "/v1")
+	if err != nil {
+		return err
+	}
+	engine.NoRoute(noRoute)
 
 	ln, err := demo.Listen(addr)
 	if err != nil {

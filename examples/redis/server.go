@@ -114,6 +114,11 @@ func run(ctx context.Context, cfg config, log *slog.Logger, out io.Writer, ready
 			ln.Close()
 			return err
 		}
+		// Methods fiber routes nowhere (PROPFIND, a lowercase get) get the API's 405.
+		if err := inventoryfiber.ServeOtherMethods(app, api, "/v1"); err != nil {
+			ln.Close()
+			return err
+		}
 		return demo.ServeFiber(ctx, log, ln, app)
 	}
 	gin.SetMode(gin.ReleaseMode)
@@ -131,6 +136,13 @@ func run(ctx context.Context, cfg config, log *slog.Logger, out io.Writer, ready
 		ln.Close()
 		return err
 	}
+	// Methods gin routes nowhere (PROPFIND, a lowercase get) get the API's 405.
+	noRoute, err := inventorygin.NoRoute(api, "/v1")
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	engine.NoRoute(noRoute)
 	return demo.ServeHTTP(ctx, log, ln, engine)
 }
 

@@ -100,6 +100,11 @@ func serveGin(t testing.TB, _ http.Handler, api *inventory.API) string {
 	if err := inventorygin.Register(engine.Group("/v1"), api); err != nil {
 		t.Fatal(err)
 	}
+	noRoute, err := inventorygin.NoRoute(api, "/v1") // methods gin routes nowhere
+	if err != nil {
+		t.Fatal(err)
+	}
+	engine.NoRoute(noRoute)
 	srv := httptest.NewServer(engine)
 	t.Cleanup(srv.Close)
 	return srv.URL + "/v1"
@@ -128,6 +133,9 @@ func serveFiberStreaming(t testing.TB, _ http.Handler, api *inventory.API) strin
 func serveFiberWith(t testing.TB, api *inventory.API, cfg fiber.Config) string {
 	app := fiber.New(cfg)
 	if err := inventoryfiber.Register(app.Group("/v1"), api); err != nil {
+		t.Fatal(err)
+	}
+	if err := inventoryfiber.ServeOtherMethods(app, api, "/v1"); err != nil { // methods fiber routes nowhere
 		t.Fatal(err)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

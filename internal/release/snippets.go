@@ -25,10 +25,22 @@ import (
 //     it defines, and imports the packages it may use. A //line directive
 //     makes compile errors point at README.md's own lines.
 
-// SnippetNames are the README snippets the release test compiles: gin and
-// fiber are then run as apps and checked with inventory-conformance; nethttp
-// and redis are compiled only (redis would need a server).
-var SnippetNames = []string{"gin", "fiber", "nethttp", "redis"}
+// SnippetNames are the README snippets the release test compiles: all but
+// redis are then run as apps and checked with inventory-conformance (see
+// AppSnippets); redis is compiled only (it would need a server).
+var SnippetNames = []string{"gin", "fiber", "nethttp", "chi", "echo", "gorillamux", "redis"}
+
+// AppSnippets are the snippets run as apps.
+var AppSnippets = []string{"gin", "fiber", "nethttp", "chi", "echo", "gorillamux"}
+
+// SnippetModules are the third-party modules the router snippets import
+// (Gin and Fiber come with the adapters' modules), at the versions the
+// release test fetches into the user's module.
+var SnippetModules = []string{
+	"github.com/go-chi/chi/v5@v5.5.0",
+	"github.com/labstack/echo/v4@v4.16.0",
+	"github.com/gorilla/mux@v1.8.1",
+}
 
 // Snippet is one marked ```go block of README.md.
 type Snippet struct {

@@ -24,8 +24,9 @@ import (
 // workspace and a module cache of its own (so that no zip of an earlier run
 // is reused), it `go get`s every released module, compiles every README
 // snippet taken from README.md, installs inventory-conformance at the
-// version and at @latest, runs the Gin and Fiber snippets as apps and checks
-// each with the installed command. It takes a minute or two (most of it
+// version and at @latest, runs every app snippet (AppSnippets: Gin, Fiber,
+// the standard mux, chi, echo, gorilla/mux) and checks each with the
+// installed command. It takes a minute or two (most of it
 // compiling Gin, Fiber and go-redis), so it runs only when asked:
 //
 //	PETINVENTORY_RELEASE_TEST=1 go test -run TestRelease -v ./internal/release
@@ -92,6 +93,9 @@ func TestRelease(t *testing.T) {
 	for _, m := range repo.Released() {
 		checkVersion(t, user, env, m)
 	}
+	// The routers the chi, echo and gorillamux snippets use, from the usual
+	// proxy, after our modules so that none of ours is checked against them.
+	goCmd(t, user, env, append([]string{"get"}, SnippetModules...)...)
 
 	phase("go get")
 
@@ -133,14 +137,18 @@ func TestRelease(t *testing.T) {
 	}
 	phase("go install")
 
-	// The Gin and Fiber snippets as running apps, each checked by one of the
-	// installed commands.
+	// The app snippets running, each checked by one of the installed
+	// commands in turn.
 	summary := []string{fmt.Sprintf("%d modules from the proxy, %d README snippets built", len(repo.Released()), len(SnippetNames))}
-	for _, run := range []struct{ app, bin string }{{"gin", bins[conf.Version]}, {"fiber", bins["latest"]}} {
+	for i, app := range AppSnippets {
+		bin := bins[conf.Version]
+		if i%2 == 1 {
+			bin = bins["latest"]
+		}
 		key := randomKey(t)
-		addr := startApp(t, filepath.Join(apps, run.app), key)
-		line := conformance(t, run.bin, "http://"+addr+"/v1", key)
-		summary = append(summary, run.app+" app: "+line)
+		addr := startApp(t, filepath.Join(apps, app), key)
+		line := conformance(t, bin, "http://"+addr+"/v1", key)
+		summary = append(summary, app+" app: "+line)
 	}
 	phase("apps and conformance")
 	t.Logf("release test: %s; took %s (%s)", strings.Join(summary, "; "), time.Since(total).Round(time.Second), strings.Join(phases, ", "))

@@ -5,9 +5,9 @@
 // with it and is the example to follow.
 //
 // Frameworks built on net/http need none of this: an *inventory.API is an
-// http.Handler, API.Register mounts it on a ServeMux, and API.ServeRoute
-// serves a route that the framework's router has matched (inventorygin
-// uses it).
+// http.Handler, API.Register mounts it on a ServeMux, API.Middleware in
+// front of any router, and API.ServeRoute serves a route that an adapter's
+// router has matched (inventorygin uses it).
 //
 // An adapter copies the request in and the response out, and decides
 // nothing: every status, header and body comes from Serve, so that the API

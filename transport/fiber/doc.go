@@ -10,11 +10,25 @@
 //	...
 //	if err := inventoryfiber.Register(app.Group("/v1"), api); err != nil { ... }
 //
-// fasthttp reads a request body into memory before any handler runs, up to
-// fiber.Config.BodyLimit (4 MiB by default). The inventory's own limit (16
-// KiB by default) still applies to the update body; set BodyLimit to the
-// largest body your app accepts anywhere. With StreamRequestBody set, a
-// huge update body is refused without being buffered; set
-// DisablePreParseMultipartForm too, or fasthttp answers a malformed
-// multipart body with its own 400 before the API can answer 415.
+// Two settings of the host's fiber.Config act before any handler runs:
+//
+//   - StreamRequestBody: set it. The update body then reaches the API as a
+//     stream, a huge one is refused with the contract's 413 after the
+//     API's limit (16 KiB by default) + 1 byte, and its rest is read and
+//     discarded before the connection is closed, so that the client reads
+//     the answer. Without it, fasthttp reads every body into memory up to
+//     BodyLimit (4 MiB by default), and answers a larger one itself:
+//     Fiber's ErrorHandler with fiber.ErrRequestEntityTooLarge (by
+//     default a plain-text 413), and the connection is closed at once,
+//     which a client still sending may see as a reset.
+//   - DisablePreParseMultipartForm: set it, or fasthttp answers a
+//     malformed multipart body with its own 400 before the API can
+//     answer 415.
+//
+// Fiber answers a method outside fiber.Config.RequestMethods (default
+// fiber.DefaultMethods), or in lowercase, with its own 400 "Invalid http
+// method" before any handler runs; ServeOtherMethods lets the API answer
+// those on its paths with the contract's 405 and Allow:
+//
+//	if err := inventoryfiber.ServeOtherMethods(app, api, "/v1"); err != nil { ... }
 package inventoryfiber

@@ -3,7 +3,6 @@ package inventoryfiber
 import (
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
@@ -20,7 +19,9 @@ import (
 //
 // The routes are registered for every method the app serves, so that other
 // methods get the contract's 405 with Allow; the app's settings are not
-// changed. The API decides every status; this adapter only copies the
+// changed. A method outside fiber.Config.RequestMethods, or in lowercase,
+// never reaches a route (fiber answers it 400 before any handler runs):
+// see ServeOtherMethods. The API decides every status; this adapter only copies the
 // request in and the response out.
 //
 // It returns an error, instead of fiber's panic, when fiber refuses the
@@ -57,7 +58,7 @@ func Register(router fiber.Router, api *inventory.API) (err error) {
 // (fiber issues #426, #2902); Serve copies whatever it keeps, so they are
 // passed as they are.
 func serve(c *fiber.Ctx, api *inventory.API, route inventory.Route, petID string) error {
-	var stream *eofReader
+	var stream *countingReader
 	req := adapter.Request{
 		Method:        c.Method(),
 		Route:         route,
@@ -71,7 +72,7 @@ func serve(c *fiber.Ctx, api *inventory.API, route inventory.Route, petID string
 	} else if s := c.Context().RequestBodyStream(); s != nil {
 		// fiber.Config.StreamRequestBody: the body is still on the wire,
 		// and the API reads no more of it than its limit + 1 byte.
-		stream = &eofReader{r: s}
+		stream = &countingReader{r: s}
 		req.Body = adapter.StreamedBody(stream)
 		req.ContentLength = max(int64(c.Request().Header.ContentLength()), -1)
 	} else {
@@ -84,15 +85,9 @@ func serve(c *fiber.Ctx, api *inventory.API, route inventory.Route, petID string
 	}
 	resp := adapter.Serve(c.UserContext(), api, req)
 	if stream != nil && !stream.eof && req.ContentLength != 0 {
-		// The API refused the body without reading it all (413, 401, …).
-		// As net/http does, read what is left up to a bound, so that a
-		// client still sending gets to read the answer rather than a
-		// broken pipe; past the bound, close the connection after the
-		// answer, or fasthttp would read the rest as the next request.
-		_, _ = io.CopyN(io.Discard, stream, maxDrainBytes)
-		if !stream.eof {
-			c.Context().SetConnectionClose()
-		}
+		// The API refused the body without reading it all (413, 401, …):
+		// see drainRefused.
+		drainRefused(c.Context(), stream, req.ContentLength)
 	}
 	c.Status(resp.Status)
 	h := &c.Response().Header
@@ -118,22 +113,4 @@ func serve(c *fiber.Ctx, api *inventory.API, route inventory.Route, petID string
 	}
 	resp.Release()
 	return nil
-}
-
-// maxDrainBytes is how much of a refused streamed body is read and
-// discarded to keep the connection usable: net/http's bound.
-const maxDrainBytes = 256 << 10
-
-// eofReader records whether its reader was read to the end.
-type eofReader struct {
-	r   io.Reader
-	eof bool
-}
-
-func (e *eofReader) Read(p []byte) (int, error) {
-	n, err := e.r.Read(p)
-	if err == io.EOF {
-		e.eof = true
-	}
-	return n, err
 }

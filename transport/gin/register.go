@@ -17,6 +17,8 @@ import (
 // Every standard method is registered on both paths, so that other methods
 // get the contract's 405 with Allow even though gin's
 // HandleMethodNotAllowed is off; the engine's settings are not changed.
+// Methods outside the standard set (PROPFIND, a lowercase get) never reach
+// these routes: give the engine NoRoute's handler for them.
 // The API decides every status; this adapter only hands it the request.
 //
 // It returns an error, instead of gin's panic, when the paths are already

@@ -1,0 +1,75 @@
+package inventoryfiber
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/utils"
+	"github.com/petinventory/petinventory/inventory"
+	"github.com/valyala/fasthttp"
+)
+
+// ServeOtherMethods lets api answer the requests at and below
+// prefix+"/inventory" (prefix as given to app.Group for Register, "" for
+// the app) whose method fiber routes nowhere: one outside
+// fiber.Config.RequestMethods (FOO, PROPFIND by default) or in lowercase
+// (get). Fiber answers those with its own 400 "Invalid http method" before
+// any handler or middleware runs; with this, they get the contract's 405
+// with Allow, and every other request is fiber's as before.
+//
+//	app := fiber.New(cfg)
+//	if err := inventoryfiber.Register(app.Group("/v1"), api); err != nil { ... }
+//	if err := inventoryfiber.ServeOtherMethods(app, api, "/v1"); err != nil { ... }
+//
+// It wraps the handler of app.Server(), so call it on the app that serves
+// (not one mounted in another), after fiber.New and before serving. The
+// app's middleware does not run for these requests, as it does not for
+// fiber's own 400.
+func ServeOtherMethods(app *fiber.App, api *inventory.API, prefix string) error {
+	if app == nil || api == nil {
+		return errors.New("inventoryfiber: ServeOtherMethods: app and api must not be nil")
+	}
+	if _, err := api.Middleware(prefix); err != nil { // the one check of a prefix
+		return fmt.Errorf("inventoryfiber: ServeOtherMethods: %w", err)
+	}
+	cfg := app.Config()
+	known := make(map[string]bool, len(cfg.RequestMethods))
+	for _, m := range cfg.RequestMethods {
+		known[m] = true
+	}
+	srv := app.Server()
+	next := srv.Handler
+	srv.Handler = func(fctx *fasthttp.RequestCtx) {
+		if !known[string(fctx.Method())] { // fiber's own test, which makes it answer 400
+			if route, petID, ok := matchRoute(utils.UnsafeString(fctx.Path()), prefix, cfg.CaseSensitive); ok {
+				c := app.AcquireCtx(fctx)
+				defer app.ReleaseCtx(c)
+				_ = serve(c, api, route, petID)
+				return
+			}
+		}
+		next(fctx)
+	}
+	return nil
+}
+
+// matchRoute finds the route of path as Register's routes match it:
+// {prefix}/inventory is the list, {prefix}/inventory/ and
+// {prefix}/inventory/{petId} the item. Like fiber, it ignores the case of
+// the route's path unless caseSensitive.
+func matchRoute(path, prefix string, caseSensitive bool) (inventory.Route, string, bool) {
+	base := prefix + "/inventory"
+	if len(path) < len(base) || !(path[:len(base)] == base || !caseSensitive && strings.EqualFold(path[:len(base)], base)) {
+		return 0, "", false
+	}
+	rest := path[len(base):]
+	switch {
+	case rest == "":
+		return inventory.RouteList, "", true
+	case rest[0] == '/' && !strings.Contains(rest[1:], "/"):
+		return inventory.RouteItem, rest[1:], true
+	}
+	return 0, "", false
+}
