@@ -120,8 +120,11 @@ func (c *checker) try(r request) *exchange {
 	}
 	if c.contract() {
 		if op, ok := operationFor(r.method, r.path); ok {
-			body := ex.resp.body
-			var err error
+			body, err := ex.resp.identityBody()
+			if err != nil {
+				c.failf(ex, "a body encoded as its Content-Encoding says", "%v", err)
+				return ex
+			}
 			if r.method == http.MethodHead {
 				if !slices.Contains(documented[op], ex.resp.status) {
 					err = fmt.Errorf("status %d is not documented for %s", ex.resp.status, op)

@@ -2,6 +2,7 @@ package conformancetest
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"fmt"
 	"io"
@@ -26,6 +27,59 @@ type request struct {
 	body        []byte
 	// chunked sends the body without Content-Length.
 	chunked bool
+	// acceptEncoding is the Accept-Encoding header; empty sends
+	// "identity", so that every answer is seen as the server sent it
+	// (no transparent decoding by the client).
+	acceptEncoding string
+	// ifNoneMatch is sent as If-None-Match when not empty.
+	ifNoneMatch string
+	// gate, when not nil, holds the body back until the gate opens: the
+	// connection is open and the headers are sent, so that requests
+	// released together reach the server together.
+	gate *gate
+}
+
+// gate releases the bodies of several requests at once.
+type gate struct {
+	ready   chan struct{} // receives once per request whose headers are out
+	release chan struct{} // closed to let every body go
+}
+
+func newGate(n int) *gate {
+	return &gate{ready: make(chan struct{}, n), release: make(chan struct{})}
+}
+
+// gatedBody is a request body that reports its first read (the transport
+// reads the body only after it has flushed the headers of a request with
+// a length and a body of unknown type) and then waits for the gate.
+type gatedBody struct {
+	ctx     context.Context
+	g       *gate
+	r       *bytes.Reader
+	started bool
+}
+
+func (b *gatedBody) Read(p []byte) (int, error) {
+	if !b.started {
+		b.started = true
+		b.g.ready <- struct{}{}
+		select {
+		case <-b.g.release:
+		case <-b.ctx.Done():
+			return 0, b.ctx.Err()
+		}
+	}
+	return b.r.Read(p)
+}
+
+// defaultAcceptEncoding is what a request accepts when it does not say.
+const defaultAcceptEncoding = "identity"
+
+func (r request) acceptedEncoding() string {
+	if r.acceptEncoding == "" {
+		return defaultAcceptEncoding
+	}
+	return r.acceptEncoding
 }
 
 // authHeader is an Authorization header to send, or none.
@@ -44,6 +98,53 @@ type response struct {
 	status int
 	header http.Header
 	body   []byte
+}
+
+// contentEncoding returns the answer's Content-Encoding, lower case, ""
+// for none or identity.
+func (r *response) contentEncoding() string {
+	ce := strings.ToLower(strings.TrimSpace(strings.Join(r.header.Values("Content-Encoding"), ",")))
+	if ce == "identity" {
+		return ""
+	}
+	return ce
+}
+
+// identityBody returns the body with its content coding removed: the
+// body itself when it has none, the decoded bytes of a gzip body, an
+// error for a coding the suite never asks for or a gzip body that does
+// not decode.
+func (r *response) identityBody() ([]byte, error) {
+	switch ce := r.contentEncoding(); ce {
+	case "":
+		return r.body, nil
+	case "gzip", "x-gzip":
+		b, err := gunzip(r.body)
+		if err != nil {
+			return nil, fmt.Errorf("the body says Content-Encoding: %s and does not decode: %v", ce, err)
+		}
+		return b, nil
+	default:
+		return nil, fmt.Errorf("Content-Encoding: %s, a coding the request did not accept", ce)
+	}
+}
+
+// gunzip decodes exactly one gzip member, with nothing after it.
+func gunzip(b []byte) ([]byte, error) {
+	br := bytes.NewReader(b) // a ByteReader: the decoder reads no further than the member
+	zr, err := gzip.NewReader(br)
+	if err != nil {
+		return nil, err
+	}
+	zr.Multistream(false)
+	out, err := io.ReadAll(io.LimitReader(zr, 64*maxResponseBytes))
+	if err != nil {
+		return nil, err
+	}
+	if br.Len() != 0 {
+		return nil, fmt.Errorf("%d bytes after the gzip stream", br.Len())
+	}
+	return out, nil
 }
 
 // exchange is one request and its answer.
@@ -65,7 +166,9 @@ func (rn *runner) send(ctx context.Context, r request) *exchange {
 	defer cancel()
 	var body io.Reader
 	if r.body != nil {
-		if r.chunked {
+		if r.gate != nil {
+			body = &gatedBody{ctx: ctx, g: r.gate, r: bytes.NewReader(r.body)}
+		} else if r.chunked {
 			body = onlyReader{bytes.NewReader(r.body)}
 		} else {
 			body = bytes.NewReader(r.body)
@@ -80,6 +183,9 @@ func (rn *runner) send(ctx context.Context, r request) *exchange {
 		req.ContentLength = -1
 		req.GetBody = nil
 	}
+	if r.gate != nil {
+		req.ContentLength = int64(len(r.body))
+	}
 	switch {
 	case r.auth == nil:
 		req.Header.Set("Authorization", "Bearer "+rn.cfg.APIKey)
@@ -88,6 +194,12 @@ func (rn *runner) send(ctx context.Context, r request) *exchange {
 	}
 	if r.contentType != "" {
 		req.Header.Set("Content-Type", r.contentType)
+	}
+	// Set explicitly, so that net/http neither adds gzip nor decodes the
+	// answer: the checks see the raw bytes and headers.
+	req.Header.Set("Accept-Encoding", r.acceptedEncoding())
+	if r.ifNoneMatch != "" {
+		req.Header.Set("If-None-Match", r.ifNoneMatch)
 	}
 	resp, err := rn.cfg.HTTPClient.Do(req)
 	if err != nil {
@@ -163,8 +275,9 @@ func (rn *runner) record(ex *exchange) *Exchange {
 	if ex.req.contentType != "" {
 		rec.Request.Header["Content-Type"] = ex.req.contentType
 	}
-	if len(rec.Request.Header) == 0 {
-		rec.Request.Header = nil
+	rec.Request.Header["Accept-Encoding"] = ex.req.acceptedEncoding()
+	if ex.req.ifNoneMatch != "" {
+		rec.Request.Header["If-None-Match"] = ex.req.ifNoneMatch
 	}
 	if ex.err != nil {
 		rec.Error = rn.scrub(ex.err.Error())

@@ -136,7 +136,10 @@ func (c Config) normalized() (Config, *regexp.Regexp, error) {
 		// runner closes its idle connections at the end (see RunChecks),
 		// which must not close those of the rest of the process.
 		if t, ok := http.DefaultTransport.(*http.Transport); ok {
-			cp.Transport = t.Clone()
+			tr := t.Clone()
+			// Every request sets Accept-Encoding itself (see send).
+			tr.DisableCompression = true
+			cp.Transport = tr
 		} else {
 			// The process replaced the default; take the stock settings.
 			cp.Transport = &http.Transport{Proxy: http.ProxyFromEnvironment, ForceAttemptHTTP2: true}

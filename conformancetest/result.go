@@ -27,6 +27,10 @@ type Result struct {
 	Reason string `json:"reason,omitempty"`
 	// Failures lists what did not hold, each with its evidence.
 	Failures []Failure `json:"failures,omitempty"`
+	// Detail says what the check did and what it cost, for checks whose
+	// cost depends on the target (the concurrency check's rounds,
+	// requests and time).
+	Detail string `json:"detail,omitempty"`
 	// Requests is the number of requests the check sent.
 	Requests int           `json:"requests"`
 	Duration time.Duration `json:"durationNs"`
