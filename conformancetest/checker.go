@@ -69,6 +69,14 @@ func (c *checker) failf(ex *exchange, expected, format string, args ...any) {
 	f := Failure{Problem: fmt.Sprintf(format, args...), Expected: expected}
 	if ex != nil {
 		f.Problem = ex.req.method + " " + ex.req.path + ": " + f.Problem
+		if ev := notFromAPI(ex); ev != "" {
+			f.Problem += "; " + ev
+			name := ""
+			if c.ch != nil {
+				name = c.ch.name
+			}
+			c.rn.noteForeign(name, ex, c.rn.scrub(ev))
+		}
 		f.Exchange = c.rn.record(ex)
 		f.Curl = c.rn.curl(ex)
 	}

@@ -80,10 +80,14 @@ type ResponseRecord struct {
 
 // Report is the result of a run.
 type Report struct {
-	BaseURL  string    `json:"baseURL"`
-	Level    Level     `json:"level"`
-	ReadOnly bool      `json:"readOnly"`
-	Started  time.Time `json:"started"`
+	BaseURL  string `json:"baseURL"`
+	Level    Level  `json:"level"`
+	ReadOnly bool   `json:"readOnly"`
+	// Headlines are what to read first, before the results: the key was
+	// refused (and what failed or was skipped because of it), or answers
+	// came from something in front of the API rather than from it.
+	Headlines []string  `json:"headlines,omitempty"`
+	Started   time.Time `json:"started"`
 	// Duration is the run's wall time.
 	Duration time.Duration `json:"durationNs"`
 	Results  []Result      `json:"results"`
