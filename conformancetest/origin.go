@@ -93,8 +93,8 @@ func (rn *runner) headlines(rep *Report) []string {
 			}
 		}
 		out = append(out, fmt.Sprintf("The API key was refused: %s. Every check that needs a valid key failed or was skipped because of it: "+
-			"%d failed (%s) and %d skipped (%s). Give the command a key the server accepts: it reads INVENTORY_API_KEY, or else the first key of INVENTORY_API_KEYS, "+
-			"the variable the repository's servers read their keys from.",
+			"%d failed (%s) and %d skipped (%s). Give a key the server accepts (the inventory-conformance command reads -api-key, else INVENTORY_API_KEY, "+
+			"else the first key of INVENTORY_API_KEYS, the variable the repository's servers read their keys from).",
 			refused, len(failed), listOrNone(failed), len(skipped), listOrNone(skipped)))
 	}
 	rn.mu.Lock()
