@@ -10,8 +10,8 @@ import (
 )
 
 const (
-	srcCaching = "CONTRACT.md §List caching"
-	srcGzip    = "CONTRACT.md §Compression"
+	srcCaching = "CONTRACT.md §List inventory (revalidation)"
+	srcGzip    = "CONTRACT.md §List inventory (compression)"
 )
 
 // staleTag is an entity tag that no state of any deployment has.
