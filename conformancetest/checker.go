@@ -138,7 +138,7 @@ func (c *checker) try(r request) *exchange {
 					err = fmt.Errorf("status %d is not documented for %s", ex.resp.status, op)
 				}
 			} else {
-				err = ValidateResponseBody(op, ex.resp.status, body)
+				err = validateResponseBody(op, ex.resp.status, body)
 			}
 			if err != nil {
 				c.failf(ex, "an answer the OpenAPI document (inventory/openapi.yaml) describes", "the answer does not match the OpenAPI document: %v", err)
@@ -154,14 +154,14 @@ func operationFor(method, path string) (string, bool) {
 	switch {
 	case p == "/inventory":
 		if method == http.MethodGet {
-			return ListInventory, true
+			return listInventory, true
 		}
-		return OtherMethod, true
+		return otherMethodOp, true
 	case strings.HasPrefix(p, "/inventory/") && !strings.Contains(p[len("/inventory/"):], "/"):
 		if method == http.MethodPatch {
-			return UpdateInventory, true
+			return updateInventory, true
 		}
-		return OtherMethod, true
+		return otherMethodOp, true
 	}
 	return "", false
 }
