@@ -2,6 +2,7 @@ package conformancetest
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"net/http"
 	"regexp"
@@ -37,6 +38,9 @@ func cacheChecks() []*check {
 					if !c.expectStatus(plain, http.StatusOK, "200 with the list") || !c.expectStatus(zipped, http.StatusOK, "200 with the list") {
 						return
 					}
+					if plain.resp.truncated || zipped.resp.truncated {
+						c.skipf("the list is over %d bytes, more than the suite reads of an answer: its gzip coding cannot be compared", maxResponseBytes)
+					}
 					switch ce := zipped.resp.contentEncoding(); ce {
 					case "":
 						c.skipf("not compressed: the list (%d bytes) came back identity to Accept-Encoding: gzip, which the contract allows under the server's threshold; nothing to decode", len(zipped.resp.body))
@@ -48,6 +52,9 @@ func cacheChecks() []*check {
 						c.failf(zipped, "a gzip list with Content-Length", "no Content-Length")
 					}
 					body, err := gunzip(zipped.resp.body)
+					if errors.Is(err, errTooLarge) {
+						c.skipf("the gzip list decodes to over %d bytes, more than the suite reads of an answer: it cannot be compared", maxResponseBytes)
+					}
 					if err != nil {
 						c.fatalf(zipped, "a gzip body that decodes", "the gzip body does not decode: %v", err)
 					}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -98,6 +99,9 @@ type response struct {
 	status int
 	header http.Header
 	body   []byte
+	// truncated is set when the body was longer than maxResponseBytes,
+	// of which body holds the first.
+	truncated bool
 }
 
 // contentEncoding returns the answer's Content-Encoding, lower case, ""
@@ -120,6 +124,9 @@ func (r *response) identityBody() ([]byte, error) {
 		return r.body, nil
 	case "gzip", "x-gzip":
 		b, err := gunzip(r.body)
+		if errors.Is(err, errTooLarge) {
+			return nil, err
+		}
 		if err != nil {
 			return nil, fmt.Errorf("the body says Content-Encoding: %s and does not decode: %v", ce, err)
 		}
@@ -129,6 +136,10 @@ func (r *response) identityBody() ([]byte, error) {
 	}
 }
 
+// errTooLarge is gunzip's error for a body that decodes to more than
+// the suite reads of an answer: no fault of the server.
+var errTooLarge = errors.New("it decodes to more bytes than the suite reads of an answer")
+
 // gunzip decodes exactly one gzip member, with nothing after it.
 func gunzip(b []byte) ([]byte, error) {
 	br := bytes.NewReader(b) // a ByteReader: the decoder reads no further than the member
@@ -137,9 +148,12 @@ func gunzip(b []byte) ([]byte, error) {
 		return nil, err
 	}
 	zr.Multistream(false)
-	out, err := io.ReadAll(io.LimitReader(zr, 64*maxResponseBytes))
+	out, err := io.ReadAll(io.LimitReader(zr, int64(maxResponseBytes)+1))
 	if err != nil {
 		return nil, err
+	}
+	if len(out) > maxResponseBytes {
+		return nil, errTooLarge
 	}
 	if br.Len() != 0 {
 		return nil, fmt.Errorf("%d bytes after the gzip stream", br.Len())
@@ -155,8 +169,9 @@ type exchange struct {
 	err  error
 }
 
-// maxResponseBytes bounds what is read of an answer.
-const maxResponseBytes = 1 << 20
+// maxResponseBytes bounds what is read of an answer: a list of a million
+// pets fits. A variable so that a test can lower it.
+var maxResponseBytes = 64 << 20
 
 // send performs r. It never fails the check itself: a transport error is
 // returned in the exchange.
@@ -207,12 +222,16 @@ func (rn *runner) send(ctx context.Context, r request) *exchange {
 		return ex
 	}
 	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
+	b, err := io.ReadAll(io.LimitReader(resp.Body, int64(maxResponseBytes)+1))
 	if err != nil {
 		ex.err = fmt.Errorf("reading the response body: %w", err)
 		return ex
 	}
-	ex.resp = &response{status: resp.StatusCode, header: resp.Header, body: b}
+	truncated := len(b) > maxResponseBytes
+	if truncated {
+		b = b[:maxResponseBytes]
+	}
+	ex.resp = &response{status: resp.StatusCode, header: resp.Header, body: b, truncated: truncated}
 	return ex
 }
 

@@ -33,6 +33,8 @@ type refServer struct {
 	lostUpdate bool
 	// broken names one rule the server breaks (see serveList).
 	broken string
+	// extraPets adds pets 1000, 1001, … to the seed.
+	extraPets int
 
 	mu      sync.Mutex
 	qty     map[int64]int64
@@ -44,6 +46,9 @@ func newRefServer(t *testing.T, rs *refServer) string {
 	t.Helper()
 	rs.qty = map[int64]int64{1: 5, 2: 0, 3: 12, 4: 7}
 	rs.status = map[int64]string{1: "available", 2: "sold", 3: "pending", 4: "available"}
+	for i := range int64(rs.extraPets) {
+		rs.qty[1000+i], rs.status[1000+i] = i, "available"
+	}
 	srv := httptest.NewServer(rs)
 	t.Cleanup(srv.Close)
 	return srv.URL + "/v1"
