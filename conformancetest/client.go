@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"sort"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -52,18 +53,21 @@ func newGate(n int) *gate {
 
 // gatedBody is a request body that reports its first read (the transport
 // reads the body only after it has flushed the headers of a request with
-// a length and a body of unknown type) and then waits for the gate.
+// a length and a body of unknown type) and then waits for the gate. A
+// retry on another connection (GetBody) reads a new one that waits too
+// and reports nothing more: ready counts requests, once each.
 type gatedBody struct {
-	ctx     context.Context
-	g       *gate
-	r       *bytes.Reader
-	started bool
+	ctx    context.Context
+	g      *gate
+	once   *sync.Once
+	r      *bytes.Reader
+	waited bool
 }
 
 func (b *gatedBody) Read(p []byte) (int, error) {
-	if !b.started {
-		b.started = true
-		b.g.ready <- struct{}{}
+	if !b.waited {
+		b.waited = true
+		b.once.Do(func() { b.g.ready <- struct{}{} })
 		select {
 		case <-b.g.release:
 		case <-b.ctx.Done():
@@ -179,42 +183,10 @@ func (rn *runner) send(ctx context.Context, r request) *exchange {
 	ex := &exchange{req: r, url: rn.cfg.BaseURL + r.path}
 	ctx, cancel := context.WithTimeout(ctx, rn.cfg.RequestTimeout)
 	defer cancel()
-	var body io.Reader
-	if r.body != nil {
-		if r.gate != nil {
-			body = &gatedBody{ctx: ctx, g: r.gate, r: bytes.NewReader(r.body)}
-		} else if r.chunked {
-			body = onlyReader{bytes.NewReader(r.body)}
-		} else {
-			body = bytes.NewReader(r.body)
-		}
-	}
-	req, err := http.NewRequestWithContext(ctx, r.method, ex.url, body)
+	req, err := rn.newRequest(ctx, r, ex.url)
 	if err != nil {
 		ex.err = err
 		return ex
-	}
-	if r.chunked {
-		req.ContentLength = -1
-		req.GetBody = nil
-	}
-	if r.gate != nil {
-		req.ContentLength = int64(len(r.body))
-	}
-	switch {
-	case r.auth == nil:
-		req.Header.Set("Authorization", "Bearer "+rn.cfg.APIKey)
-	case r.auth.send:
-		req.Header.Set("Authorization", r.auth.value)
-	}
-	if r.contentType != "" {
-		req.Header.Set("Content-Type", r.contentType)
-	}
-	// Set explicitly, so that net/http neither adds gzip nor decodes the
-	// answer: the checks see the raw bytes and headers.
-	req.Header.Set("Accept-Encoding", r.acceptedEncoding())
-	if r.ifNoneMatch != "" {
-		req.Header.Set("If-None-Match", r.ifNoneMatch)
 	}
 	resp, err := rn.cfg.HTTPClient.Do(req)
 	if err != nil {
@@ -233,6 +205,50 @@ func (rn *runner) send(ctx context.Context, r request) *exchange {
 	}
 	ex.resp = &response{status: resp.StatusCode, header: resp.Header, body: b, truncated: truncated}
 	return ex
+}
+
+// newRequest builds the HTTP request of r, headers included.
+func (rn *runner) newRequest(ctx context.Context, r request, url string) (*http.Request, error) {
+	var body io.Reader
+	if r.body != nil {
+		if r.gate != nil {
+			body = &gatedBody{ctx: ctx, g: r.gate, once: new(sync.Once), r: bytes.NewReader(r.body)}
+		} else if r.chunked {
+			body = onlyReader{bytes.NewReader(r.body)}
+		} else {
+			body = bytes.NewReader(r.body)
+		}
+	}
+	req, err := http.NewRequestWithContext(ctx, r.method, url, body)
+	if err != nil {
+		return nil, err
+	}
+	if r.chunked {
+		req.ContentLength = -1
+		req.GetBody = nil
+	}
+	if gb, ok := body.(*gatedBody); ok {
+		req.ContentLength = int64(len(r.body))
+		req.GetBody = func() (io.ReadCloser, error) {
+			return io.NopCloser(&gatedBody{ctx: ctx, g: gb.g, once: gb.once, r: bytes.NewReader(r.body)}), nil
+		}
+	}
+	switch {
+	case r.auth == nil:
+		req.Header.Set("Authorization", "Bearer "+rn.cfg.APIKey)
+	case r.auth.send:
+		req.Header.Set("Authorization", r.auth.value)
+	}
+	if r.contentType != "" {
+		req.Header.Set("Content-Type", r.contentType)
+	}
+	// Set explicitly, so that net/http neither adds gzip nor decodes the
+	// answer: the checks see the raw bytes and headers.
+	req.Header.Set("Accept-Encoding", r.acceptedEncoding())
+	if r.ifNoneMatch != "" {
+		req.Header.Set("If-None-Match", r.ifNoneMatch)
+	}
+	return req, nil
 }
 
 // onlyReader hides the type of a reader so that net/http cannot learn its
