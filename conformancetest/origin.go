@@ -34,7 +34,7 @@ func notFromAPI(ex *exchange) string {
 		case len(body) == 0:
 			evidence = append(evidence, "the body is empty, not an Error")
 		case jerr != nil || !isObj || !hasCode:
-			evidence = append(evidence, fmt.Sprintf("the body is `%s`, not an Error", shorten(strings.TrimSpace(showBody(body)), 80)))
+			evidence = append(evidence, fmt.Sprintf("the body is `%s`, not an Error", shorten(strings.Join(strings.Fields(showBody(body)), " "), 80)))
 		default:
 			return ""
 		}
