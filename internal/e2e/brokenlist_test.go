@@ -155,3 +155,27 @@ func TestListCachingReference(t *testing.T) {
 		t.Errorf("the suite did not restore the store: %v", got)
 	}
 }
+
+// TestGzipListDecodes: on every transport, a list large enough to be
+// compressed is, and decodes to exactly the identity list; the other gzip
+// and etag checks pass on it too.
+func TestGzipListDecodes(t *testing.T) {
+	items := slices.Clone(seed)
+	for i := range 2000 {
+		items = append(items, inventory.Item{PetID: int64(5000 + i), Quantity: i, Status: inventory.StatusAvailable})
+	}
+	for _, tr := range transports {
+		t.Run(tr.name, func(t *testing.T) {
+			base := tr.serve(t, nil, newAPI(t, openMemory(t, items...)))
+			rep, err := conformancetest.RunChecks(t.Context(), conformancetest.Config{BaseURL: base, APIKey: testKey, Run: `^(gzip|etag)/`})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, res := range rep.Results {
+				if res.Outcome != conformancetest.Pass {
+					t.Errorf("%s: %s %s %v", res.Name, res.Outcome, res.Reason, res.Failures)
+				}
+			}
+		})
+	}
+}

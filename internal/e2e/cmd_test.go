@@ -111,9 +111,12 @@ func TestCommand(t *testing.T) {
 		if r.code != 0 {
 			t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
 		}
+		// The seed's list is below any compression threshold: the gzip
+		// comparison has nothing to compare (TestGzipListDecodes runs it
+		// on a list that is compressed).
 		m := summaryRE.FindStringSubmatch(r.stdout)
-		if m == nil || m[2] != "0" || m[3] != "0" {
-			t.Fatalf("no summary line with 0 failed, 0 skipped:\n%s", r.stdout)
+		if m == nil || m[2] != "0" || (m[3] != "0" && (m[3] != "1" || !strings.Contains(r.stdout, "--- SKIP: gzip/decodes-to-identity: not compressed"))) {
+			t.Fatalf("no summary line with 0 failed, 0 skipped (but the gzip comparison of a list too small to compress):\n%s", r.stdout)
 		}
 		for _, want := range []string{"RESULT", "PASS", "auth/missing-header", "CONTRACT.md §Authentication"} {
 			if !strings.Contains(r.stdout, want) {

@@ -213,7 +213,11 @@ func TestHTMLReport(t *testing.T) {
 		p := parsePage(t, path)
 		p.summary(t, rep, "pass")
 		for _, n := range p.checks() {
-			if _, open := attr(n, "open"); open || !hasClass(n, "status-pass") {
+			// The seed's list is below any compression threshold: the
+			// gzip comparison is skipped (see TestGzipListDecodes).
+			name, _ := attr(n, "data-name")
+			pass := hasClass(n, "status-pass") || name == "gzip/decodes-to-identity" && hasClass(n, "status-skip")
+			if _, open := attr(n, "open"); open || !pass {
 				t.Errorf("check %v: want passed and collapsed", n.Attr)
 			}
 		}
