@@ -46,6 +46,9 @@ func Run(t *testing.T, cfg Config) {
 			if rn.cfg.Progress != nil {
 				rn.cfg.Progress(res)
 			}
+			if res.Detail != "" {
+				t.Log(res.Detail)
+			}
 			switch res.Outcome {
 			case Fail:
 				var sb strings.Builder
