@@ -46,7 +46,8 @@ type openAPIRuleBody struct {
 // TestOpenAPIRulesFile proves that conformancetest/testdata/openapi-rules.json
 // is what inventory/openapi.yaml says; conformancetest's TestOpenAPIRules
 // proves that the rules the suite embeds agree with that file. Run with
-// -update-openapi-rules after changing the document.
+// go test . -run TestOpenAPIRulesFile -args -update-openapi-rules after
+// changing the document.
 func TestOpenAPIRulesFile(t *testing.T) {
 	doc := loadDoc(t)
 	var rules openAPIRules
@@ -125,7 +126,7 @@ func TestOpenAPIRulesFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Errorf("%s is not what inventory/openapi.yaml says; run go test -run TestOpenAPIRulesFile -update-openapi-rules, then conformancetest's tests", openAPIRulesFile)
+		t.Errorf("%s is not what inventory/openapi.yaml says; run go test . -run TestOpenAPIRulesFile -args -update-openapi-rules in internal/e2e, then conformancetest's tests", openAPIRulesFile)
 	}
 }
 
