@@ -39,6 +39,24 @@ func routeChecks() []*check {
 			},
 		},
 		{
+			name:   "routes/unknown-methods",
+			source: srcRoutes,
+			rule:   "A method outside the standard set (FOO, PROPFIND, a lowercase get: methods are case-sensitive) is 405 method_not_allowed with Allow, on both routes.",
+			run: func(c *checker) {
+				item := itemPath(c.unlistedID())
+				for _, p := range []struct{ method, path, allow string }{
+					{"FOO", "/inventory", http.MethodGet},
+					{"PROPFIND", "/inventory", http.MethodGet},
+					{"get", "/inventory", http.MethodGet},
+					{"FOO", item, http.MethodPatch},
+					{"PROPFIND", item, http.MethodPatch},
+					{"patch", item, http.MethodPatch},
+				} {
+					c.expect405(c.do(request{method: p.method, path: p.path}), p.allow)
+				}
+			},
+		},
+		{
 			name:   "routes/trailing-slash",
 			source: srcRoutes + " (decision: trailing slash)",
 			rule:   "{base}/inventory/ is the item route with an empty petId: GET there is 405 with Allow: PATCH, not the list and not a redirect.",

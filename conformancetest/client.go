@@ -2,12 +2,15 @@ package conformancetest
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"sort"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -26,6 +29,62 @@ type request struct {
 	body        []byte
 	// chunked sends the body without Content-Length.
 	chunked bool
+	// acceptEncoding is the Accept-Encoding header; empty sends
+	// "identity", so that every answer is seen as the server sent it
+	// (no transparent decoding by the client).
+	acceptEncoding string
+	// ifNoneMatch is sent as If-None-Match when not empty.
+	ifNoneMatch string
+	// gate, when not nil, holds the body back until the gate opens: the
+	// connection is open and the headers are sent, so that requests
+	// released together reach the server together.
+	gate *gate
+}
+
+// gate releases the bodies of several requests at once.
+type gate struct {
+	ready   chan struct{} // receives once per request whose headers are out
+	release chan struct{} // closed to let every body go
+}
+
+func newGate(n int) *gate {
+	return &gate{ready: make(chan struct{}, n), release: make(chan struct{})}
+}
+
+// gatedBody is a request body that reports its first read (the transport
+// reads the body only after it has flushed the headers of a request with
+// a length and a body of unknown type) and then waits for the gate. A
+// retry on another connection (GetBody) reads a new one that waits too
+// and reports nothing more: ready counts requests, once each.
+type gatedBody struct {
+	ctx    context.Context
+	g      *gate
+	once   *sync.Once
+	r      *bytes.Reader
+	waited bool
+}
+
+func (b *gatedBody) Read(p []byte) (int, error) {
+	if !b.waited {
+		b.waited = true
+		b.once.Do(func() { b.g.ready <- struct{}{} })
+		select {
+		case <-b.g.release:
+		case <-b.ctx.Done():
+			return 0, b.ctx.Err()
+		}
+	}
+	return b.r.Read(p)
+}
+
+// defaultAcceptEncoding is what a request accepts when it does not say.
+const defaultAcceptEncoding = "identity"
+
+func (r request) acceptedEncoding() string {
+	if r.acceptEncoding == "" {
+		return defaultAcceptEncoding
+	}
+	return r.acceptEncoding
 }
 
 // authHeader is an Authorization header to send, or none.
@@ -44,6 +103,66 @@ type response struct {
 	status int
 	header http.Header
 	body   []byte
+	// truncated is set when the body was longer than maxResponseBytes,
+	// of which body holds the first.
+	truncated bool
+}
+
+// contentEncoding returns the answer's Content-Encoding, lower case, ""
+// for none or identity.
+func (r *response) contentEncoding() string {
+	ce := strings.ToLower(strings.TrimSpace(strings.Join(r.header.Values("Content-Encoding"), ",")))
+	if ce == "identity" {
+		return ""
+	}
+	return ce
+}
+
+// identityBody returns the body with its content coding removed: the
+// body itself when it has none, the decoded bytes of a gzip body, an
+// error for a coding the suite never asks for or a gzip body that does
+// not decode.
+func (r *response) identityBody() ([]byte, error) {
+	switch ce := r.contentEncoding(); ce {
+	case "":
+		return r.body, nil
+	case "gzip", "x-gzip":
+		b, err := gunzip(r.body)
+		if errors.Is(err, errTooLarge) {
+			return nil, err
+		}
+		if err != nil {
+			return nil, fmt.Errorf("the body says Content-Encoding: %s and does not decode: %v", ce, err)
+		}
+		return b, nil
+	default:
+		return nil, fmt.Errorf("Content-Encoding: %s, a coding the request did not accept", ce)
+	}
+}
+
+// errTooLarge is gunzip's error for a body that decodes to more than
+// the suite reads of an answer: no fault of the server.
+var errTooLarge = errors.New("it decodes to more bytes than the suite reads of an answer")
+
+// gunzip decodes exactly one gzip member, with nothing after it.
+func gunzip(b []byte) ([]byte, error) {
+	br := bytes.NewReader(b) // a ByteReader: the decoder reads no further than the member
+	zr, err := gzip.NewReader(br)
+	if err != nil {
+		return nil, err
+	}
+	zr.Multistream(false)
+	out, err := io.ReadAll(io.LimitReader(zr, int64(maxResponseBytes)+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(out) > maxResponseBytes {
+		return nil, errTooLarge
+	}
+	if br.Len() != 0 {
+		return nil, fmt.Errorf("%d bytes after the gzip stream", br.Len())
+	}
+	return out, nil
 }
 
 // exchange is one request and its answer.
@@ -54,8 +173,9 @@ type exchange struct {
 	err  error
 }
 
-// maxResponseBytes bounds what is read of an answer.
-const maxResponseBytes = 1 << 20
+// maxResponseBytes bounds what is read of an answer: a list of a million
+// pets fits. A variable so that a test can lower it.
+var maxResponseBytes = 64 << 20
 
 // send performs r. It never fails the check itself: a transport error is
 // returned in the exchange.
@@ -63,22 +183,55 @@ func (rn *runner) send(ctx context.Context, r request) *exchange {
 	ex := &exchange{req: r, url: rn.cfg.BaseURL + r.path}
 	ctx, cancel := context.WithTimeout(ctx, rn.cfg.RequestTimeout)
 	defer cancel()
+	req, err := rn.newRequest(ctx, r, ex.url)
+	if err != nil {
+		ex.err = err
+		return ex
+	}
+	resp, err := rn.cfg.HTTPClient.Do(req)
+	if err != nil {
+		ex.err = err
+		return ex
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, int64(maxResponseBytes)+1))
+	if err != nil {
+		ex.err = fmt.Errorf("reading the response body: %w", err)
+		return ex
+	}
+	truncated := len(b) > maxResponseBytes
+	if truncated {
+		b = b[:maxResponseBytes]
+	}
+	ex.resp = &response{status: resp.StatusCode, header: resp.Header, body: b, truncated: truncated}
+	return ex
+}
+
+// newRequest builds the HTTP request of r, headers included.
+func (rn *runner) newRequest(ctx context.Context, r request, url string) (*http.Request, error) {
 	var body io.Reader
 	if r.body != nil {
-		if r.chunked {
+		if r.gate != nil {
+			body = &gatedBody{ctx: ctx, g: r.gate, once: new(sync.Once), r: bytes.NewReader(r.body)}
+		} else if r.chunked {
 			body = onlyReader{bytes.NewReader(r.body)}
 		} else {
 			body = bytes.NewReader(r.body)
 		}
 	}
-	req, err := http.NewRequestWithContext(ctx, r.method, ex.url, body)
+	req, err := http.NewRequestWithContext(ctx, r.method, url, body)
 	if err != nil {
-		ex.err = err
-		return ex
+		return nil, err
 	}
 	if r.chunked {
 		req.ContentLength = -1
 		req.GetBody = nil
+	}
+	if gb, ok := body.(*gatedBody); ok {
+		req.ContentLength = int64(len(r.body))
+		req.GetBody = func() (io.ReadCloser, error) {
+			return io.NopCloser(&gatedBody{ctx: ctx, g: gb.g, once: gb.once, r: bytes.NewReader(r.body)}), nil
+		}
 	}
 	switch {
 	case r.auth == nil:
@@ -89,19 +242,13 @@ func (rn *runner) send(ctx context.Context, r request) *exchange {
 	if r.contentType != "" {
 		req.Header.Set("Content-Type", r.contentType)
 	}
-	resp, err := rn.cfg.HTTPClient.Do(req)
-	if err != nil {
-		ex.err = err
-		return ex
+	// Set explicitly, so that net/http neither adds gzip nor decodes the
+	// answer: the checks see the raw bytes and headers.
+	req.Header.Set("Accept-Encoding", r.acceptedEncoding())
+	if r.ifNoneMatch != "" {
+		req.Header.Set("If-None-Match", r.ifNoneMatch)
 	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
-	if err != nil {
-		ex.err = fmt.Errorf("reading the response body: %w", err)
-		return ex
-	}
-	ex.resp = &response{status: resp.StatusCode, header: resp.Header, body: b}
-	return ex
+	return req, nil
 }
 
 // onlyReader hides the type of a reader so that net/http cannot learn its
@@ -163,8 +310,9 @@ func (rn *runner) record(ex *exchange) *Exchange {
 	if ex.req.contentType != "" {
 		rec.Request.Header["Content-Type"] = ex.req.contentType
 	}
-	if len(rec.Request.Header) == 0 {
-		rec.Request.Header = nil
+	rec.Request.Header["Accept-Encoding"] = ex.req.acceptedEncoding()
+	if ex.req.ifNoneMatch != "" {
+		rec.Request.Header["If-None-Match"] = ex.req.ifNoneMatch
 	}
 	if ex.err != nil {
 		rec.Error = rn.scrub(ex.err.Error())

@@ -46,7 +46,9 @@ type Config struct {
 	// of the run's own (a clone of http.DefaultTransport's settings). The
 	// runner works on a copy that does not follow redirects, so that a
 	// redirect is seen as the answer it is, and closes the client's idle
-	// connections when the run ends.
+	// connections when the run ends. Every request sets Accept-Encoding
+	// itself (identity unless a check asks for gzip), so that no answer
+	// is decoded by the transport: the checks judge the bytes sent.
 	HTTPClient *http.Client
 	// ReadOnly skips every check whose requests would change the
 	// inventory on a conforming server (a PATCH that succeeds), with that
@@ -62,8 +64,9 @@ type Config struct {
 	MaxBodyBytes int64
 	// RequestTimeout bounds each request (default DefaultRequestTimeout).
 	RequestTimeout time.Duration
-	// Parallelism is the number of simultaneous updates of one pet in the
-	// concurrency check (default DefaultParallelism, at least 2).
+	// Parallelism is the number of simultaneous updates of one pet in each
+	// round of the concurrency check (default DefaultParallelism, at least
+	// 2); their bodies are released together once their headers are sent.
 	Parallelism int
 	// HTMLReport, when not empty, is a file that Run writes the report of
 	// its checks to, as HTML (see Report.WriteHTML), once they have run:
@@ -136,7 +139,10 @@ func (c Config) normalized() (Config, *regexp.Regexp, error) {
 		// runner closes its idle connections at the end (see RunChecks),
 		// which must not close those of the rest of the process.
 		if t, ok := http.DefaultTransport.(*http.Transport); ok {
-			cp.Transport = t.Clone()
+			tr := t.Clone()
+			// Every request sets Accept-Encoding itself (see send).
+			tr.DisableCompression = true
+			cp.Transport = tr
 		} else {
 			// The process replaced the default; take the stock settings.
 			cp.Transport = &http.Transport{Proxy: http.ProxyFromEnvironment, ForceAttemptHTTP2: true}

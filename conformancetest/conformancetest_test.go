@@ -123,25 +123,25 @@ func TestValidateResponseBody(t *testing.T) {
 		body   string
 		ok     bool
 	}{
-		{ListInventory, 200, `[]`, true},
-		{ListInventory, 200, `null`, false},
-		{ListInventory, 200, `[{"petId":9223372036854775807,"quantity":0,"status":"sold"}]`, true},
-		{ListInventory, 200, `[{"petId":9223372036854775808,"quantity":0,"status":"sold"}]`, false},
-		{ListInventory, 200, `[{"petId":1,"quantity":1e999999999,"status":"sold"}]`, false},
-		{ListInventory, 200, `[{"petId":1,"quantity":1e-999999999,"status":"sold"}]`, false},
-		{ListInventory, 200, `[{"petId":1,"quantity":0e999999999,"status":"sold"}]`, true},
-		{ListInventory, 200, `[{"petId":1,"quantity":5.0,"status":"sold"}]`, true},
-		{ListInventory, 200, `[] []`, false},
-		{ListInventory, 404, `{"code":"not_found","message":"m","status":404}`, false},
-		{UpdateInventory, 404, `{"code":"not_found","message":"m","status":404}`, true},
-		{UpdateInventory, 404, `{"code":"not_found","message":"m","status":404.0}`, true},
-		{UpdateInventory, 404, `{"code":"invalid_json","message":"m","status":404}`, false},
-		{UpdateInventory, 400, `{"code":"invalid_json","message":"","status":400}`, false},
-		{UpdateInventory, 422, `{"code":"invalid_json","message":"m","status":422}`, false},
-		{OtherMethod, 405, `{"code":"method_not_allowed","message":"m","status":405}`, true},
+		{listInventory, 200, `[]`, true},
+		{listInventory, 200, `null`, false},
+		{listInventory, 200, `[{"petId":9223372036854775807,"quantity":0,"status":"sold"}]`, true},
+		{listInventory, 200, `[{"petId":9223372036854775808,"quantity":0,"status":"sold"}]`, false},
+		{listInventory, 200, `[{"petId":1,"quantity":1e999999999,"status":"sold"}]`, false},
+		{listInventory, 200, `[{"petId":1,"quantity":1e-999999999,"status":"sold"}]`, false},
+		{listInventory, 200, `[{"petId":1,"quantity":0e999999999,"status":"sold"}]`, true},
+		{listInventory, 200, `[{"petId":1,"quantity":5.0,"status":"sold"}]`, true},
+		{listInventory, 200, `[] []`, false},
+		{listInventory, 404, `{"code":"not_found","message":"m","status":404}`, false},
+		{updateInventory, 404, `{"code":"not_found","message":"m","status":404}`, true},
+		{updateInventory, 404, `{"code":"not_found","message":"m","status":404.0}`, true},
+		{updateInventory, 404, `{"code":"invalid_json","message":"m","status":404}`, false},
+		{updateInventory, 400, `{"code":"invalid_json","message":"","status":400}`, false},
+		{updateInventory, 422, `{"code":"invalid_json","message":"m","status":422}`, false},
+		{otherMethodOp, 405, `{"code":"method_not_allowed","message":"m","status":405}`, true},
 		{"nope", 200, `[]`, false},
 	} {
-		err := ValidateResponseBody(tc.op, tc.status, []byte(tc.body))
+		err := validateResponseBody(tc.op, tc.status, []byte(tc.body))
 		if (err == nil) != tc.ok {
 			t.Errorf("%s %d %s: %v", tc.op, tc.status, tc.body, err)
 		}

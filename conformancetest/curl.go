@@ -32,6 +32,12 @@ func (rn *runner) curl(ex *exchange) string {
 		// curl would add a form Content-Type of its own.
 		args = append(args, "-H", shellQuote("Content-Type:"))
 	}
+	if r.acceptEncoding != "" {
+		args = append(args, "-H", shellQuote("Accept-Encoding: "+r.acceptEncoding))
+	}
+	if r.ifNoneMatch != "" {
+		args = append(args, "-H", shellQuote("If-None-Match: "+r.ifNoneMatch))
+	}
 	if r.chunked {
 		args = append(args, "-H", shellQuote("Transfer-Encoding: chunked"))
 	}

@@ -27,9 +27,12 @@
 // # Levels
 //
 // LevelContract (the default) checks every rule of docs/CONTRACT.md: error
-// codes, the WWW-Authenticate and Allow headers, 405/413/415, the check
-// order, strict JSON, the response headers, concurrency, and every answer
-// against the OpenAPI document. LevelSpec checks only what the seed
+// codes, the WWW-Authenticate and Allow headers, 405/413/415 (405 also for
+// methods outside the standard set), the check order, strict JSON, the
+// response headers, the list's gzip coding and revalidation (ETag,
+// If-None-Match, 304), concurrency, and every answer against the OpenAPI
+// document. Every request states its Accept-Encoding and no answer is
+// decoded by the client, so the checks see the bytes the server sent. LevelSpec checks only what the seed
 // specification requires (200/400/401/404 and the shapes of the bodies),
 // to judge an implementation that did not adopt the contract.
 //
@@ -47,7 +50,17 @@
 // # OpenAPI
 //
 // The rules of the project's OpenAPI document (inventory/openapi.yaml) are
-// embedded here (ValidateResponseBody, DocumentedStatuses, RequiredHeaders)
-// because the package may not import the repository; a test in the
-// repository loads the document with kin-openapi and proves both agree.
+// embedded here, unexported, because the package may not import the
+// repository: testdata/openapi-rules.json holds what kin-openapi reads in
+// the document (a test in the repository's internal/e2e module derives
+// and compares it), and this package's tests prove that the embedded
+// rules agree with that file.
+//
+// # What to read first
+//
+// Report.Headlines, shown before the results in every output, says when
+// one cause explains many results: the key was refused (and which checks
+// failed or were skipped because of it), or answers came from something
+// in front of the API (a router's or proxy's own page, named with its
+// evidence), not from the API.
 package conformancetest

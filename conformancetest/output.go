@@ -15,6 +15,9 @@ import (
 func (r *Report) WriteText(w io.Writer, verbose bool) error {
 	ew := &errWriter{w: w}
 	fmt.Fprintf(ew, "inventory conformance: %s (level %s%s)\n\n", r.BaseURL, r.Level, map[bool]string{true: ", read-only"}[r.ReadOnly])
+	for _, h := range r.Headlines {
+		fmt.Fprintf(ew, "READ FIRST: %s\n\n", h)
+	}
 	tw := tabwriter.NewWriter(ew, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "RESULT\tCHECK\tSOURCE")
 	for _, res := range r.Results {
@@ -25,6 +28,16 @@ func (r *Report) WriteText(w io.Writer, verbose bool) error {
 	}
 	tw.Flush()
 	first := true
+	for _, res := range r.Results {
+		if res.Detail != "" {
+			if first {
+				fmt.Fprintln(ew)
+				first = false
+			}
+			fmt.Fprintf(ew, "%s: %s\n", res.Name, res.Detail)
+		}
+	}
+	first = true
 	for _, res := range r.Results {
 		if res.Outcome == Skip {
 			if first {
@@ -121,6 +134,8 @@ type junitSuite struct {
 	Timestamp  string          `xml:"timestamp,attr"`
 	Properties []junitProperty `xml:"properties>property"`
 	Cases      []junitCase     `xml:"testcase"`
+	// SystemOut holds the headlines, for a reader of the suite.
+	SystemOut string `xml:"system-out,omitempty"`
 }
 
 type junitProperty struct {
@@ -157,12 +172,25 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 			{Name: "readOnly", Value: fmt.Sprint(r.ReadOnly)},
 		},
 	}
+	// The headlines come first: as properties, which come before the
+	// test cases, and as the suite's output.
+	headlines := make([]junitProperty, 0, len(r.Headlines))
+	for _, h := range r.Headlines {
+		headlines = append(headlines, junitProperty{Name: "headline", Value: h})
+	}
+	suite.Properties = append(headlines, suite.Properties...)
+	if len(r.Headlines) > 0 {
+		suite.SystemOut = "READ FIRST: " + strings.Join(r.Headlines, "\nREAD FIRST: ")
+	}
 	for _, res := range r.Results {
 		group, _, _ := strings.Cut(res.Name, "/")
 		tc := junitCase{
 			Name: res.Name, Classname: "inventory-conformance." + group,
 			Time:      fmt.Sprintf("%.3f", res.Duration.Seconds()),
 			SystemOut: res.Source + ": " + res.Rule,
+		}
+		if res.Detail != "" {
+			tc.SystemOut += "\n" + res.Detail
 		}
 		switch res.Outcome {
 		case Fail:

@@ -27,6 +27,10 @@ type Result struct {
 	Reason string `json:"reason,omitempty"`
 	// Failures lists what did not hold, each with its evidence.
 	Failures []Failure `json:"failures,omitempty"`
+	// Detail says what the check did and what it cost, for checks whose
+	// cost depends on the target (the concurrency check's rounds,
+	// requests and time).
+	Detail string `json:"detail,omitempty"`
 	// Requests is the number of requests the check sent.
 	Requests int           `json:"requests"`
 	Duration time.Duration `json:"durationNs"`
@@ -76,10 +80,14 @@ type ResponseRecord struct {
 
 // Report is the result of a run.
 type Report struct {
-	BaseURL  string    `json:"baseURL"`
-	Level    Level     `json:"level"`
-	ReadOnly bool      `json:"readOnly"`
-	Started  time.Time `json:"started"`
+	BaseURL  string `json:"baseURL"`
+	Level    Level  `json:"level"`
+	ReadOnly bool   `json:"readOnly"`
+	// Headlines are what to read first, before the results: the key was
+	// refused (and what failed or was skipped because of it), or answers
+	// came from something in front of the API rather than from it.
+	Headlines []string  `json:"headlines,omitempty"`
+	Started   time.Time `json:"started"`
 	// Duration is the run's wall time.
 	Duration time.Duration `json:"durationNs"`
 	Results  []Result      `json:"results"`

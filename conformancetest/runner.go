@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"regexp"
 	"runtime/debug"
+	"sync"
 	"time"
 )
 
@@ -62,7 +63,7 @@ func Checks(level Level) []CheckInfo {
 func allChecks() []*check {
 	var all []*check
 	for _, group := range [][]*check{
-		listChecks(), routeChecks(), authChecks(), orderChecks(), petIDChecks(),
+		listChecks(), cacheChecks(), routeChecks(), authChecks(), orderChecks(), petIDChecks(),
 		mediaChecks(), sizeChecks(), bodyChecks(), updateChecks(),
 		responseChecks(), concurrencyChecks(),
 	} {
@@ -71,10 +72,33 @@ func allChecks() []*check {
 	return all
 }
 
-// runner holds a validated configuration.
+// runner holds a validated configuration and what the run learnt about
+// the target as a whole.
 type runner struct {
 	cfg    Config
 	filter *regexp.Regexp
+
+	mu sync.Mutex
+	// refused says how the key was refused by the first request, "" when
+	// it was not.
+	refused string
+	// foreign lists the answers of failures that came from something in
+	// front of the API.
+	foreign []foreignAnswer
+}
+
+// noteForeign remembers an answer that came from something in front of
+// the API, once per request line.
+func (rn *runner) noteForeign(check string, ex *exchange, evidence string) {
+	rn.mu.Lock()
+	defer rn.mu.Unlock()
+	req := ex.req.method + " " + rn.scrub(ex.url)
+	for _, f := range rn.foreign {
+		if f.check == check && f.request == req {
+			return
+		}
+	}
+	rn.foreign = append(rn.foreign, foreignAnswer{check: check, request: req, evidence: evidence})
 }
 
 func newRunner(cfg Config) (*runner, error) {
@@ -113,6 +137,14 @@ func (rn *runner) probe(ctx context.Context) (note string, err error) {
 			return "", ctx.Err()
 		}
 		return "", fmt.Errorf("conformancetest: GET %s/inventory: %w: %s", rn.cfg.BaseURL, ErrUnreachable, rn.scrub(ex.err.Error()))
+	}
+	if ex.resp.status == http.StatusUnauthorized {
+		rn.mu.Lock()
+		rn.refused = fmt.Sprintf("GET %s/inventory with it answered %s", rn.cfg.BaseURL, errorSummary(ex.resp))
+		if ev := notFromAPI(ex); ev != "" {
+			rn.refused += " (" + ev + ")"
+		}
+		rn.mu.Unlock()
 	}
 	if ex.resp.status == http.StatusNotFound {
 		if _, err := decodeJSON(ex.resp.body); err != nil {
@@ -165,6 +197,7 @@ func RunChecks(ctx context.Context, cfg Config) (*Report, error) {
 		rep.Interrupted = true
 	}
 	rep.Duration = time.Since(rep.Started)
+	rep.Headlines = rn.headlines(rep)
 	// Leave no idle connection to the target behind: a server that shuts
 	// down gracefully would wait for them (fasthttp waits for every open
 	// connection, including ones dialled but never used).
@@ -197,6 +230,9 @@ func (rn *runner) runCheck(ctx context.Context, ch *check) (res Result) {
 	}()
 	c.restore()
 	res.Duration = time.Since(start)
+	if c.skipped && rn.keyRefusal() != "" {
+		res.Reason = "the API key was refused (see the first lines of the report), so: " + res.Reason
+	}
 	switch {
 	case len(res.Failures) > 0:
 		res.Outcome = Fail

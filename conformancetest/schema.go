@@ -15,23 +15,25 @@ import (
 // The rules of the project's OpenAPI document (inventory/openapi.yaml in
 // the petinventory repository) that the checks apply to every response.
 // They are written out here because this package imports nothing from the
-// repository; a test there loads the document with an OpenAPI library and
-// proves that these functions agree with it.
+// repository. testdata/openapi-rules.json holds what an OpenAPI library
+// reads in the document (a test in the repository's internal/e2e module
+// derives it from the document and compares); TestOpenAPIRules proves
+// that these tables and validateResponseBody agree with that file.
 
 // Operation identifiers, as the OpenAPI document names them.
 const (
-	ListInventory   = "listInventory"   // GET {base}/inventory
-	UpdateInventory = "updateInventory" // PATCH {base}/inventory/{petId}
-	// OtherMethod is any other method on one of the two paths, answered
+	listInventory   = "listInventory"   // GET {base}/inventory
+	updateInventory = "updateInventory" // PATCH {base}/inventory/{petId}
+	// otherMethodOp is any other method on one of the two paths, answered
 	// with the document's MethodNotAllowed response.
-	OtherMethod = "otherMethod"
+	otherMethodOp = "otherMethod"
 )
 
 // documented lists the statuses the document gives each operation.
 var documented = map[string][]int{
-	ListInventory:   {200, 401, 500, 503},
-	UpdateInventory: {200, 400, 401, 404, 413, 415, 500, 503},
-	OtherMethod:     {405},
+	listInventory:   {200, 304, 401, 500, 503},
+	updateInventory: {200, 400, 401, 404, 413, 415, 500, 503},
+	otherMethodOp:   {405},
 }
 
 // errorCodes maps each error status to the codes its Error body may carry.
@@ -54,36 +56,46 @@ var statusHeaders = map[int][]string{
 	503: {"Retry-After"},
 }
 
-// everyResponseHeaders are required on every response.
+// notModifiedHeaders are the headers a 304 carries: no body, so no
+// Content-Type; the validator, Vary and Cache-Control of the list.
+var notModifiedHeaders = []string{"Cache-Control", "ETag", "Vary"}
+
+// listHeaders are required on a 200 list beyond those of every answer:
+// its validator and the Vary of its negotiated coding.
+var listHeaders = []string{"ETag", "Vary"}
+
+// everyResponseHeaders are required on every response but a 304.
 var everyResponseHeaders = []string{"Cache-Control", "Content-Type", "X-Content-Type-Options"}
 
-// DocumentedStatuses returns the statuses the OpenAPI document gives an
-// operation (ListInventory, UpdateInventory or OtherMethod), ascending; nil
+// documentedStatuses returns the statuses the OpenAPI document gives an
+// operation (listInventory, updateInventory or otherMethodOp), ascending; nil
 // for an unknown operation.
-func DocumentedStatuses(operationID string) []int {
+func documentedStatuses(operationID string) []int {
 	return slices.Clone(documented[operationID])
 }
 
-// ErrorCodes returns the codes an Error body with the given HTTP status may
-// carry; nil for a status that has no Error body.
-func ErrorCodes(status int) []string {
-	return slices.Clone(errorCodes[status])
-}
-
-// RequiredHeaders returns the headers the document requires on a response
-// of the given status, sorted.
-func RequiredHeaders(status int) []string {
-	h := append(slices.Clone(everyResponseHeaders), statusHeaders[status]...)
+// requiredHeaders returns the headers the document requires on a response
+// of the operation with the given status, sorted.
+func requiredHeaders(operationID string, status int) []string {
+	var h []string
+	switch {
+	case status == 304:
+		h = slices.Clone(notModifiedHeaders)
+	case status == 200 && operationID == listInventory:
+		h = append(slices.Clone(everyResponseHeaders), listHeaders...)
+	default:
+		h = append(slices.Clone(everyResponseHeaders), statusHeaders[status]...)
+	}
 	sort.Strings(h)
 	return h
 }
 
-// ValidateResponseBody checks a response body against the schema the
+// validateResponseBody checks a response body against the schema the
 // OpenAPI document gives the operation and status: an array of
 // InventoryItem for a listInventory 200, one InventoryItem for an
 // updateInventory 200, and an Error whose code goes with the status
 // otherwise. A status the operation does not document is an error.
-func ValidateResponseBody(operationID string, status int, body []byte) error {
+func validateResponseBody(operationID string, status int, body []byte) error {
 	statuses, ok := documented[operationID]
 	if !ok {
 		return fmt.Errorf("unknown operation %q", operationID)
@@ -91,12 +103,18 @@ func ValidateResponseBody(operationID string, status int, body []byte) error {
 	if !slices.Contains(statuses, status) {
 		return fmt.Errorf("status %d is not documented for %s (documented: %v)", status, operationID, statuses)
 	}
+	if status == 304 {
+		if len(body) > 0 {
+			return fmt.Errorf("a 304 answer has a body of %d bytes; it has none", len(body))
+		}
+		return nil
+	}
 	v, err := decodeJSON(body)
 	if err != nil {
 		return err
 	}
 	switch {
-	case status == 200 && operationID == ListInventory:
+	case status == 200 && operationID == listInventory:
 		return validateItemList(v, true)
 	case status == 200:
 		return validateItem(v, true)

@@ -36,12 +36,18 @@ func Run(t *testing.T, cfg Config) {
 		t.Log(note)
 		rep.Notes = append(rep.Notes, note)
 	}
+	if refused := rn.keyRefusal(); refused != "" {
+		t.Errorf("conformancetest: the API key was refused: %s; the checks that need a valid key fail or skip because of it", refused)
+	}
 	for _, ch := range checks {
 		t.Run(ch.name, func(t *testing.T) {
 			res := rn.runCheck(t.Context(), ch)
 			rep.Results = append(rep.Results, res)
 			if rn.cfg.Progress != nil {
 				rn.cfg.Progress(res)
+			}
+			if res.Detail != "" {
+				t.Log(res.Detail)
 			}
 			switch res.Outcome {
 			case Fail:
@@ -54,6 +60,10 @@ func Run(t *testing.T, cfg Config) {
 		})
 	}
 	rep.Duration = time.Since(rep.Started)
+	rep.Headlines = rn.headlines(rep)
+	for _, h := range rep.Headlines {
+		t.Log(h)
+	}
 	if rn.cfg.HTMLReport != "" {
 		if err := writeHTMLFile(rn.cfg.HTMLReport, rep); err != nil {
 			t.Errorf("conformancetest: %v", err)

@@ -10,11 +10,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"testing"
 	"time"
 
+	"github.com/petinventory/petinventory/conformancetest"
 	"github.com/petinventory/petinventory/inventory"
 )
 
@@ -615,6 +618,19 @@ var brokenCases = []brokenCase{
 		})},
 	// concurrency
 	{name: "loses concurrent updates", check: "concurrency/parallel-updates", mention: "quantity", wrap: losesConcurrentUpdates},
+	{name: "reads the answer back after its write", check: "concurrency/parallel-updates", mention: "quantity", wrap: readsBackLater},
+	// an answer from something in front of the API
+	{name: "a router's plain 404 for other methods", check: "routes/unknown-methods", mention: "this 404 came from something in front of the API (router or proxy): the body is `404 page not found`, not an Error",
+		wrap: func(_ *inventory.API, next http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				switch r.Method {
+				case http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodHead, http.MethodOptions:
+					next.ServeHTTP(w, r)
+				default:
+					http.NotFound(w, r)
+				}
+			})
+		}},
 }
 
 // wrongKeyOfSuite is the wrong key the suite sends.
@@ -654,6 +670,47 @@ func losesConcurrentUpdates(api *inventory.API, next http.Handler) http.Handler 
 		}
 		writeRecorded(w, rec)
 	})
+}
+
+// readsBackLater answers an update with what the store holds half a
+// millisecond after the API wrote it: the write and the read of the
+// answer are not one atomic step, so another update can land between.
+func readsBackLater(api *inventory.API, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id, ok := petID(r)
+		if !ok {
+			next.ServeHTTP(w, r)
+			return
+		}
+		rec := serveRecorded(next, r)
+		if rec.status == http.StatusOK {
+			time.Sleep(500 * time.Microsecond) // the server under test's window, not a wait of the test
+			if it, ok := listed(api, r, id); ok {
+				rec.body, _ = json.Marshal(it)
+			}
+		}
+		writeRecorded(w, rec)
+	})
+}
+
+// TestLostUpdateCaughtEveryRun: the read-back that is not atomic with its
+// write is caught by the concurrency check in every one of 20 runs.
+func TestLostUpdateCaughtEveryRun(t *testing.T) {
+	const runs = 20
+	bc := brokenCaseNamed(t, "reads the answer back after its write")
+	base, store := serveBroken(t, bc)
+	for i := range runs {
+		rep, err := conformancetest.RunChecks(t.Context(), conformancetest.Config{BaseURL: base, APIKey: testKey, Run: "^concurrency/parallel-updates$"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res, _ := rep.Result("concurrency/parallel-updates"); res.Outcome != conformancetest.Fail {
+			t.Errorf("run %d of %d: not caught (%s); %s", i+1, runs, res.Outcome, res.Detail)
+		}
+	}
+	if got := listStore(t, store); !slices.Equal(got, seed) {
+		t.Errorf("the suite did not restore the store: %v", got)
+	}
 }
 
 // notFoundBeforeAuth answers 404 for a pet the list does not show before

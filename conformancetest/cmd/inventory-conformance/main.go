@@ -14,8 +14,10 @@
 // Flags:
 //
 //	-base-url URL        base URL, version segment included (required)
-//	-api-key KEY         bearer key (default: $INVENTORY_API_KEY; prefer the
-//	                     variable, a flag shows in the process list)
+//	-api-key KEY         bearer key (default: $INVENTORY_API_KEY, else the first
+//	                     key of $INVENTORY_API_KEYS, the comma-separated keys
+//	                     the repository's servers accept; prefer a variable,
+//	                     a flag shows in the process list)
 //	-read-only           skip every check that changes quantities
 //	-level spec|contract spec: only what the seed spec requires; contract:
 //	                     every rule of CONTRACT.md (default contract)
@@ -73,7 +75,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	fs.SetOutput(stderr)
 	var (
 		baseURL  = fs.String("base-url", "", "base URL of the API, version segment included, e.g. https://staging.example/v1 (required)")
-		apiKey   = fs.String("api-key", "", "bearer API key (default: $INVENTORY_API_KEY; prefer the variable)")
+		apiKey   = fs.String("api-key", "", "bearer API key (default: $INVENTORY_API_KEY, else the first key of $INVENTORY_API_KEYS; prefer a variable)")
 		readOnly = fs.Bool("read-only", false, "skip every check that changes quantities")
 		level    = fs.String("level", string(conformancetest.LevelContract), "spec: only what the seed spec requires; contract: every rule of CONTRACT.md")
 		runRE    = fs.String("run", "", "run only the checks whose name matches this regular expression")
@@ -88,7 +90,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: inventory-conformance -base-url URL [flags]\n\n"+
 			"Checks a running inventory API against the spec and the contract.\n"+
-			"The key comes from -api-key or $INVENTORY_API_KEY and is never printed.\n\n")
+			"The key comes from -api-key, else $INVENTORY_API_KEY, else the first of the\n"+
+			"comma-separated keys in $INVENTORY_API_KEYS (the variable the server reads\n"+
+			"its keys from), and is never printed.\n\n")
 		fs.PrintDefaults()
 		fmt.Fprintf(stderr, "\nexit status: 0 all passed, 1 a check failed, 2 usage, 3 target unreachable, 130 interrupted\n")
 	}
@@ -117,16 +121,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		tw.Flush()
 		return exitOK
 	}
-	key := *apiKey
-	if key == "" {
-		key = getenv("INVENTORY_API_KEY")
-	}
+	key := apiKeyFrom(*apiKey, getenv)
 	if *baseURL == "" {
 		fmt.Fprintln(stderr, "inventory-conformance: -base-url is required (e.g. -base-url http://127.0.0.1:8080/v1)")
 		return exitUsage
 	}
 	if key == "" {
-		fmt.Fprintln(stderr, "inventory-conformance: no API key: set INVENTORY_API_KEY (or pass -api-key)")
+		fmt.Fprintln(stderr, "inventory-conformance: no API key: set INVENTORY_API_KEY (or INVENTORY_API_KEYS, as for the server, or pass -api-key)")
 		return exitUsage
 	}
 	cfg := conformancetest.Config{
@@ -156,6 +157,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return exitUsage
 	}
 	if *asJSON {
+		// The table starts with the headlines; beside JSON they go to
+		// stderr, where a person reads.
+		for _, h := range rep.Headlines {
+			fmt.Fprintf(stderr, "inventory-conformance: READ FIRST: %s\n", h)
+		}
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		err = enc.Encode(rep)
@@ -187,6 +193,25 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return exitInterrupted
 	}
 	return exitOK
+}
+
+// apiKeyFrom returns the key of the run: the flag's, else
+// INVENTORY_API_KEY, else the first key of INVENTORY_API_KEYS (the
+// comma-separated keys a server of the repository accepts), so that one
+// variable can serve both.
+func apiKeyFrom(flagKey string, getenv func(string) string) string {
+	if flagKey != "" {
+		return flagKey
+	}
+	if k := getenv("INVENTORY_API_KEY"); k != "" {
+		return k
+	}
+	for _, k := range strings.Split(getenv("INVENTORY_API_KEYS"), ",") {
+		if k = strings.TrimSpace(k); k != "" {
+			return k
+		}
+	}
+	return ""
 }
 
 // writeFile writes a report to path with write.

@@ -1,0 +1,266 @@
+package conformancetest
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"fmt"
+	"mime"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// refKey is the key of the reference server.
+const refKey = "reference-key-0123456789"
+
+// refServer is a small reference implementation of the contract's list,
+// update, method, caching and compression rules, with knobs that break
+// one rule each, for the checks to be proved against. It is not the
+// library: the suite must judge any implementation, and these tests must
+// run in this module without the repository.
+type refServer struct {
+	// gzipMin is the smallest list body that is compressed.
+	gzipMin int
+	// lostUpdate stores, unlocks, waits half a millisecond and reads the
+	// value back for the answer: an update whose answer is not atomic
+	// with its write.
+	lostUpdate bool
+	// broken names one rule the server breaks (see serveList).
+	broken string
+	// extraPets adds pets 1000, 1001, … to the seed.
+	extraPets int
+
+	mu      sync.Mutex
+	qty     map[int64]int64
+	status  map[int64]string
+	version uint64
+}
+
+func newRefServer(t *testing.T, rs *refServer) string {
+	t.Helper()
+	rs.qty = map[int64]int64{1: 5, 2: 0, 3: 12, 4: 7}
+	rs.status = map[int64]string{1: "available", 2: "sold", 3: "pending", 4: "available"}
+	for i := range int64(rs.extraPets) {
+		rs.qty[1000+i], rs.status[1000+i] = i, "available"
+	}
+	srv := httptest.NewServer(rs)
+	t.Cleanup(srv.Close)
+	return srv.URL + "/v1"
+}
+
+func refError(w http.ResponseWriter, status int, code, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	b, _ := json.Marshal(map[string]any{"code": code, "message": msg, "status": status})
+	w.Write(b)
+}
+
+func (rs *refServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	p := r.URL.Path
+	var list bool
+	var idText string
+	switch {
+	case p == "/v1/inventory":
+		list = true
+	case strings.HasPrefix(p, "/v1/inventory/") && !strings.Contains(p[len("/v1/inventory/"):], "/"):
+		idText = p[len("/v1/inventory/"):]
+	default:
+		http.NotFound(w, r)
+		return
+	}
+	allow := http.MethodPatch
+	if list {
+		allow = http.MethodGet
+	}
+	if r.Method != allow {
+		if rs.broken == "plain 404 for unknown methods" && !slices.Contains([]string{"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"}, r.Method) {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Allow", allow)
+		refError(w, http.StatusMethodNotAllowed, "method_not_allowed", "method "+r.Method+" is not allowed; use "+allow)
+		return
+	}
+	if list && rs.broken == "304 before auth" && r.Header.Get("If-None-Match") == "*" {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	if auth := r.Header.Get("Authorization"); auth != "Bearer "+refKey {
+		challenge := `Bearer realm="inventory"`
+		if auth != "" {
+			challenge += `, error="invalid_token"`
+		}
+		w.Header().Set("WWW-Authenticate", challenge)
+		refError(w, http.StatusUnauthorized, "unauthorized", "a valid Authorization: Bearer key is required")
+		return
+	}
+	if list {
+		rs.serveList(w, r)
+		return
+	}
+	rs.serveUpdate(w, r, idText)
+}
+
+// acceptsGzip applies Accept-Encoding's q-values to gzip.
+func acceptsGzip(h string) bool {
+	gz, star := -1.0, -1.0
+	for _, part := range strings.Split(h, ",") {
+		name, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		q := 1.0
+		if v, ok := strings.CutPrefix(strings.TrimSpace(params), "q="); ok {
+			q, _ = strconv.ParseFloat(v, 64)
+		}
+		switch strings.ToLower(strings.TrimSpace(name)) {
+		case "gzip", "x-gzip":
+			gz = q
+		case "*":
+			star = q
+		}
+	}
+	if gz < 0 {
+		gz = star
+	}
+	return gz > 0
+}
+
+func (rs *refServer) serveList(w http.ResponseWriter, r *http.Request) {
+	rs.mu.Lock()
+	ids := make([]int64, 0, len(rs.qty))
+	for id := range rs.qty {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	var buf bytes.Buffer
+	buf.WriteByte('[')
+	for i, id := range ids {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		fmt.Fprintf(&buf, `{"petId":%d,"quantity":%d,"status":%q}`, id, rs.qty[id], rs.status[id])
+	}
+	buf.WriteByte(']')
+	version := rs.version
+	rs.mu.Unlock()
+	if rs.broken == "tag never changes" {
+		version = 0
+	}
+	tag := fmt.Sprintf(`"v%d"`, version)
+	if rs.broken == "a new tag on every list" {
+		tag = fmt.Sprintf(`"t%d"`, time.Now().UnixNano())
+	}
+	body := buf.Bytes()
+	zip := acceptsGzip(r.Header.Get("Accept-Encoding")) && len(body) >= rs.gzipMin
+	if rs.broken == "gzip ignoring q=0" && strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
+		zip = true
+	}
+	if zip {
+		tag = strings.TrimSuffix(tag, `"`) + `-gzip"`
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Cache-Control", "private, no-cache")
+	if rs.broken == "no-store on the list" {
+		h.Set("Cache-Control", "no-store")
+	}
+	if rs.broken != "no Vary" {
+		h.Set("Vary", "Accept-Encoding")
+	}
+	h.Set("ETag", tag)
+	if inm := r.Header.Get("If-None-Match"); inm != "" && rs.broken != "ignores If-None-Match" {
+		for _, t := range strings.Split(inm, ",") {
+			t = strings.TrimPrefix(strings.TrimSpace(t), "W/")
+			if t == "*" || t == tag || rs.broken == "304 for any tag" {
+				h.Del("Content-Type")
+				w.WriteHeader(http.StatusNotModified)
+				return
+			}
+		}
+	}
+	if zip {
+		var z bytes.Buffer
+		zw := gzip.NewWriter(&z)
+		if rs.broken == "gzip of another body" {
+			zw.Write(body[:len(body)-1])
+			zw.Write([]byte(" ]"))
+		} else {
+			zw.Write(body)
+		}
+		zw.Close()
+		body = z.Bytes()
+		h.Set("Content-Encoding", "gzip")
+	}
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.Write(body)
+}
+
+func (rs *refServer) serveUpdate(w http.ResponseWriter, r *http.Request, idText string) {
+	id, err := strconv.ParseInt(idText, 10, 64)
+	if err != nil || id < 0 || strconv.FormatInt(id, 10) != idText {
+		refError(w, http.StatusBadRequest, "invalid_pet_id", "petId must be a non-negative integer")
+		return
+	}
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		mt, params, err := mime.ParseMediaType(ct)
+		if err != nil || (mt != "application/json" && mt != "application/merge-patch+json") || (params["charset"] != "" && !strings.EqualFold(params["charset"], "utf-8")) {
+			refError(w, http.StatusUnsupportedMediaType, "unsupported_media_type", "Content-Type must be application/json")
+			return
+		}
+	}
+	var buf bytes.Buffer
+	if n, _ := buf.ReadFrom(http.MaxBytesReader(w, r.Body, DefaultMaxBodyBytes+1)); n > DefaultMaxBodyBytes {
+		refError(w, http.StatusRequestEntityTooLarge, "payload_too_large", "the body is over 16384 bytes")
+		return
+	}
+	rs.mu.Lock()
+	_, known := rs.qty[id]
+	rs.mu.Unlock()
+	if !known {
+		refError(w, http.StatusNotFound, "not_found", "no pet "+idText)
+		return
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(buf.Bytes(), &m); err != nil || m == nil {
+		refError(w, http.StatusBadRequest, "invalid_json", "the body is not a JSON object")
+		return
+	}
+	for k := range m {
+		if k != "quantity" {
+			refError(w, http.StatusBadRequest, "unknown_field", "unknown member "+k)
+			return
+		}
+	}
+	raw, ok := m["quantity"]
+	if !ok {
+		refError(w, http.StatusBadRequest, "missing_field", "quantity is required")
+		return
+	}
+	q, err := strconv.ParseInt(string(raw), 10, 32)
+	if err != nil || q < 0 {
+		refError(w, http.StatusBadRequest, "invalid_field", "quantity must be an integer from 0 to 2147483647")
+		return
+	}
+	rs.mu.Lock()
+	rs.qty[id] = q
+	rs.version++
+	if rs.lostUpdate {
+		rs.mu.Unlock()
+		time.Sleep(500 * time.Microsecond)
+		rs.mu.Lock()
+		q = rs.qty[id]
+	}
+	st := rs.status[id]
+	rs.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	fmt.Fprintf(w, `{"petId":%d,"quantity":%d,"status":%q}`, id, q, st)
+}

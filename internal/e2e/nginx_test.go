@@ -1,0 +1,115 @@
+package e2e
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/petinventory/petinventory/conformancetest"
+)
+
+// nginxConf is a misconfigured nginx in front of the API: it passes on
+// only the list and numeric pet ids, and keeps its default body limit
+// below the API's, so that nginx itself answers some requests with its
+// own pages.
+const nginxConf = `daemon off;
+master_process off;
+worker_processes 1;
+pid %[1]s/nginx.pid;
+error_log %[1]s/error.log;
+events { worker_connections 64; }
+http {
+	access_log off;
+	client_body_temp_path %[1]s/body;
+	proxy_temp_path %[1]s/proxy;
+	fastcgi_temp_path %[1]s/fastcgi;
+	uwsgi_temp_path %[1]s/uwsgi;
+	scgi_temp_path %[1]s/scgi;
+	client_max_body_size 1k;
+	server {
+		listen 127.0.0.1:%[2]d;
+		location = /v1/inventory { proxy_pass http://%[3]s; }
+		location ~ ^/v1/inventory/[0-9]+$ { proxy_pass http://%[3]s; }
+	}
+}
+`
+
+// TestMisconfiguredNginx: behind a real nginx that answers some requests
+// itself, the failures and the report's headline say that nginx, not the
+// API, answered, with its evidence.
+func TestMisconfiguredNginx(t *testing.T) {
+	bin, err := exec.LookPath("nginx")
+	if err != nil {
+		t.Skip("nginx is not installed (.ci/run installs nginx-light)")
+	}
+	api, _ := serveBroken(t, brokenCase{})
+	upstream := strings.TrimPrefix(strings.TrimSuffix(api, "/v1"), "http://")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "nginx.conf")
+	if err := os.WriteFile(conf, fmt.Appendf(nil, nginxConf, dir, port, upstream), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	cmd := exec.Command(bin, "-p", dir, "-c", conf)
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	base := fmt.Sprintf("http://127.0.0.1:%d/v1", port)
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		resp, err := http.Get(base + "/inventory")
+		if err == nil {
+			resp.Body.Close()
+			if resp.Header.Get("Server") != "" {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			b, _ := os.ReadFile(filepath.Join(dir, "error.log"))
+			t.Fatalf("nginx did not answer: %v\n%s%s", err, out.String(), b)
+		}
+		time.Sleep(20 * time.Millisecond) // polling for nginx to listen: a state, with a deadline
+	}
+
+	rep, err := conformancetest.RunChecks(t.Context(), conformancetest.Config{BaseURL: base, APIKey: testKey, Run: `^(routes|petid|size)/`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Headlines) != 1 || !strings.Contains(rep.Headlines[0], "did not come from the API but from something in front of it") || !strings.Contains(rep.Headlines[0], "Server: nginx") {
+		t.Fatalf("headlines %q", rep.Headlines)
+	}
+	t.Log(rep.Headlines[0])
+	for _, name := range []string{"routes/trailing-slash", "petid/not-an-integer", "size/over-limit"} {
+		res, _ := rep.Result(name)
+		if res.Outcome != conformancetest.Fail {
+			t.Errorf("%s: %s, want a failure", name, res.Outcome)
+			continue
+		}
+		found := false
+		for _, f := range res.Failures {
+			if strings.Contains(f.Problem, "came from something in front of the API (router or proxy): the body is `<html>") && strings.Contains(f.Problem, "Server: nginx") {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("%s: no failure names nginx's answer:\n%v", name, res.Failures)
+		}
+	}
+	if res, _ := rep.Result("routes/list-other-methods"); res.Outcome != conformancetest.Pass {
+		t.Errorf("routes/list-other-methods, passed on by nginx: %s %v", res.Outcome, res.Failures)
+	}
+}
