@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -63,6 +64,83 @@ func TestOpenAPIDocumentIsValid(t *testing.T) {
 	if ss := doc.Components.SecuritySchemes["bearerAuth"]; ss == nil || ss.Value.Type != "http" || ss.Value.Scheme != "bearer" {
 		t.Errorf("components.securitySchemes.bearerAuth is not an http bearer scheme")
 	}
+	// Each path names the answer to any other method in its
+	// x-other-methods extension, the response operation() validates 405s
+	// with.
+	for path, item := range doc.Paths.Map() {
+		other, _ := item.Extensions["x-other-methods"].(map[string]any)
+		responses, _ := other["responses"].(map[string]any)
+		r405, _ := responses["405"].(map[string]any)
+		if ref := r405["$ref"]; ref != "#/components/responses/MethodNotAllowed" {
+			t.Errorf("%s: x-other-methods.responses.405 is %v, want a $ref to #/components/responses/MethodNotAllowed", path, r405)
+		}
+	}
+	// Every error response has a schema of its own whose code is a string
+	// enum, not an allOf narrowing of a shared schema: generators make a
+	// typed code of the one and an untyped value of the other.
+	for name, r := range doc.Components.Responses {
+		if name == "NotModified" {
+			continue
+		}
+		s := r.Value.Content.Get("application/json").Schema
+		if s.Ref == "" || len(s.Value.AllOf) > 0 {
+			t.Errorf("response %s: the schema is not a $ref to a plain object schema", name)
+			continue
+		}
+		code := s.Value.Properties["code"]
+		if code == nil || code.Ref == "" || !code.Value.Type.Is("string") || len(code.Value.Enum) == 0 {
+			t.Errorf("response %s: code is not a $ref to a string enum schema", name)
+		}
+	}
+}
+
+// listCaching holds the list's caching rules (ETag, Vary, the 304 answer)
+// that the document states beside conformancetest's statuses and headers,
+// which know them per status only.
+var listCaching = struct {
+	statuses []int
+	headers  map[int][]string
+}{
+	statuses: []int{304},
+	headers: map[int][]string{
+		200: {"ETag", "Vary"},
+		304: {"Cache-Control", "ETag", "Vary"},
+	},
+}
+
+// suiteStatuses returns the statuses conformancetest gives opID, with the
+// list's 304.
+func suiteStatuses(opID string) []int {
+	st := conformancetest.DocumentedStatuses(opID)
+	if opID == conformancetest.ListInventory {
+		for _, s := range listCaching.statuses {
+			if !slices.Contains(st, s) {
+				st = append(st, s)
+			}
+		}
+	}
+	sort.Ints(st)
+	return st
+}
+
+// suiteRequired returns the headers conformancetest requires on status,
+// with the list's caching headers; a 304 has its own set (no body, so no
+// Content-Type).
+func suiteRequired(opID string, status int) []string {
+	h := conformancetest.RequiredHeaders(status)
+	if opID != conformancetest.ListInventory {
+		return h
+	}
+	if status == http.StatusNotModified {
+		return slices.Clone(listCaching.headers[304])
+	}
+	for _, x := range listCaching.headers[status] {
+		if !slices.Contains(h, x) {
+			h = append(h, x)
+		}
+	}
+	sort.Strings(h)
+	return h
 }
 
 // operation returns the operation a request is answered by: the
@@ -153,6 +231,7 @@ func TestOpenAPIResponses(t *testing.T) {
 			if rep.Failed() {
 				t.Fatalf("the suite failed against the real API: %s", rep.Summary())
 			}
+			listCachingRequests(t, &http.Client{Transport: capt}, base)
 			// The router proves that the document's paths match the URLs
 			// served (the base with /v1 as the server).
 			doc.Servers = openapi3.Servers{{URL: base}}
@@ -176,12 +255,23 @@ func TestOpenAPIResponses(t *testing.T) {
 					seen[c.status]++ // no body; openapi3filter skips HEAD
 					continue
 				}
-				if err := validate(doc, c.req, path, c.status, c.header, c.body); err != nil {
+				body := c.body
+				if c.header.Get("Content-Encoding") == "gzip" {
+					zr, err := gzip.NewReader(bytes.NewReader(c.body))
+					if err == nil {
+						body, err = io.ReadAll(zr)
+					}
+					if err != nil {
+						t.Errorf("%s %s → %d: Content-Encoding gzip, but the body does not decode: %v", c.req.Method, c.req.URL, c.status, err)
+						continue
+					}
+				}
+				if err := validate(doc, c.req, path, c.status, c.header, body); err != nil {
 					t.Errorf("%s %s → %d %s\ndoes not match inventory/openapi.yaml: %v", c.req.Method, c.req.URL, c.status, c.body, err)
 				}
 				seen[c.status]++
 			}
-			for _, st := range []int{200, 400, 401, 404, 405, 413, 415} {
+			for _, st := range []int{200, 304, 400, 401, 404, 405, 413, 415} {
 				if seen[st] == 0 {
 					t.Errorf("the suite provoked no %d answer; the validation covers less than it should", st)
 				}
@@ -209,6 +299,26 @@ func TestOpenAPIResponses(t *testing.T) {
 				badChallenge.Set("WWW-Authenticate", `Basic realm="inventory"`)
 				if validate(doc, c.req, path, c.status, badChallenge, c.body) == nil {
 					t.Errorf("a 401 with a Basic challenge validated")
+				}
+				break
+			}
+			for _, c := range capt.all {
+				if c.status != http.StatusOK || c.req.Method != http.MethodGet || c.header.Get("Content-Encoding") != "" {
+					continue
+				}
+				path := strings.TrimPrefix(c.req.URL.Path, strings.TrimPrefix(base, "http://"+c.req.URL.Host))
+				if path != "/inventory" {
+					continue
+				}
+				noTag := c.header.Clone()
+				noTag.Del("ETag")
+				if validate(doc, c.req, path, c.status, noTag, c.body) == nil {
+					t.Errorf("a list without ETag validated")
+				}
+				noStore := c.header.Clone()
+				noStore.Set("Cache-Control", "no-store")
+				if validate(doc, c.req, path, c.status, noStore, c.body) == nil {
+					t.Errorf("a list with Cache-Control: no-store validated")
 				}
 				break
 			}
@@ -243,7 +353,7 @@ func TestOpenAPIAgreesWithSuite(t *testing.T) {
 			docStatuses = append(docStatuses, n)
 		}
 		sort.Ints(docStatuses)
-		if want := conformancetest.DocumentedStatuses(opID); !slices.Equal(docStatuses, want) {
+		if want := suiteStatuses(opID); !slices.Equal(docStatuses, want) {
 			t.Errorf("%s: the document gives statuses %v, conformancetest %v", opID, docStatuses, want)
 		}
 		for _, st := range docStatuses {
@@ -258,7 +368,7 @@ func TestOpenAPIAgreesWithSuite(t *testing.T) {
 				required = append(required, "Content-Type")
 			}
 			sort.Strings(required)
-			if want := conformancetest.RequiredHeaders(st); !slices.Equal(required, want) {
+			if want := suiteRequired(opID, st); !slices.Equal(required, want) {
 				t.Errorf("%s %d: the document requires headers %v, conformancetest %v", opID, st, required, want)
 			}
 		}
@@ -266,7 +376,7 @@ func TestOpenAPIAgreesWithSuite(t *testing.T) {
 		for _, st := range allStatuses {
 			accepted, rejected := 0, 0
 			for _, body := range corpus(st) {
-				header := validHeaders(st)
+				header := validHeaders(opID, st)
 				kinErr := validate(doc, req, path, st, header, []byte(body))
 				ourErr := conformancetest.ValidateResponseBody(opID, st, []byte(body))
 				if (kinErr == nil) != (ourErr == nil) {
@@ -288,11 +398,16 @@ func TestOpenAPIAgreesWithSuite(t *testing.T) {
 }
 
 // validHeaders are headers that the document accepts for status.
-func validHeaders(status int) http.Header {
+func validHeaders(opID string, status int) http.Header {
 	h := http.Header{}
 	h.Set("Content-Type", "application/json")
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Content-Type-Options", "nosniff")
+	if opID == conformancetest.ListInventory && status == http.StatusOK {
+		h.Set("Cache-Control", "private, no-cache")
+		h.Set("ETag", `"0a1b2c"`)
+		h.Set("Vary", "Accept-Encoding")
+	}
 	switch status {
 	case 401:
 		h.Set("WWW-Authenticate", `Bearer realm="inventory", error="invalid_token"`)
@@ -356,4 +471,39 @@ func corpus(status int) []string {
 		fmt.Sprintf(`[{"code":%q,"message":"m","status":%d}]`, code, status),
 	)
 	return out
+}
+
+// listCachingRequests sends the list requests the document's caching rules
+// are about, through c so that their answers are validated with the rest:
+// a list accepting gzip, and conditional lists with the ETag it got and
+// with *, which the document answers 304.
+func listCachingRequests(t *testing.T, c *http.Client, base string) {
+	t.Helper()
+	get := func(header ...string) *http.Response {
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, base+"/inventory", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+testKey)
+		for i := 0; i+1 < len(header); i += 2 {
+			req.Header.Set(header[i], header[i+1])
+		}
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	first := get("Accept-Encoding", "gzip")
+	tag := first.Header.Get("ETag")
+	if tag == "" {
+		t.Errorf("a list answer has no ETag (headers %v); no conditional list can be sent", first.Header)
+		return
+	}
+	for _, inm := range []string{tag, "*"} {
+		if resp := get("Accept-Encoding", "gzip", "If-None-Match", inm); resp.StatusCode != http.StatusNotModified {
+			t.Errorf("If-None-Match %s on an unchanged list: %d, want 304", inm, resp.StatusCode)
+		}
+	}
 }
