@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/alicebob/miniredis/v2 v2.40.0
+	github.com/gin-contrib/gzip v1.2.5
 	github.com/gin-gonic/gin v1.12.0
 	github.com/gofiber/contrib/otelfiber/v2 v2.1.1
 	github.com/gofiber/fiber/v2 v2.52.15
@@ -95,4 +96,3 @@ replace (
 	github.com/petinventory/petinventory/transport/fiber => ../transport/fiber
 	github.com/petinventory/petinventory/transport/gin => ../transport/gin
 )
-
