@@ -448,9 +448,11 @@ type UnsupportedMediaType = UnsupportedMediaTypeError
 type ListInventoryParams struct {
 	// AcceptEncoding The content-codings the client accepts, negotiated as RFC 9110
 	// section 12.5.3 says (q-values, `gzip;q=0`, `identity;q=0`, `*`;
-	// `x-gzip` is gzip). When gzip is acceptable and the list is large
-	// enough, the answer is gzip; otherwise it is identity (never 406).
-	// A client that sets this header decodes the body itself.
+	// `x-gzip` is gzip). When gzip's weight is above 0 and at least
+	// identity's, and the identity body is at least 1 400 bytes, the
+	// answer is gzip; otherwise it is identity, also when the header is
+	// absent or nothing is acceptable (never 406). A client that sets
+	// this header itself decodes the body itself.
 	AcceptEncoding *AcceptEncoding `json:"Accept-Encoding,omitempty"`
 
 	// IfNoneMatch Entity tags from earlier list answers (a comma-separated list, or

@@ -8,4 +8,4 @@
 // they differ, so a change to the document comes with its client.
 package oapiclient
 
-//go:generate go tool oapi-codegen -config oapi-codegen.yaml ../../inventory/openapi.yaml
+//go:generate env GOWORK=off go tool oapi-codegen -config oapi-codegen.yaml ../../inventory/openapi.yaml
