@@ -370,15 +370,15 @@ func TestExitStatus(t *testing.T) {
 // answers (gzip when accepted, a strong ETag per content-coding, 304 on a
 // matching If-None-Match) and counts, on the server side, what it sent.
 type caching struct {
-	mu           sync.Mutex
-	acceptGzip   int   // lists that arrived with Accept-Encoding: gzip
-	conditional  int   // lists that arrived with If-None-Match
-	wrongTag     int   // If-None-Match values this server never sent
-	notModified  int   // 304s sent
-	bodies       int   // 200 lists sent
-	bodyBytes    int64 // their body bytes
-	firstBytes   int64 // body bytes of the first list (the discovery list)
-	tags         map[string]bool
+	mu          sync.Mutex
+	acceptGzip  int   // lists that arrived with Accept-Encoding: gzip
+	conditional int   // lists that arrived with If-None-Match
+	wrongTag    int   // If-None-Match values this server never sent
+	notModified int   // 304s sent
+	bodies      int   // 200 lists sent
+	bodyBytes   int64 // their body bytes
+	firstBytes  int64 // body bytes of the first list (the discovery list)
+	tags        map[string]bool
 }
 
 func (c *caching) wrap(next http.Handler) http.Handler {
