@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # million.sh OUT measures examples/redis at inventory sizes up to a million
-# pets on a private redis-server (issue 15), against two baselines:
+# pets on a private redis-server, against its baselines:
 #
 #   project    examples/redis -framework gin, seeded with N pets from a
 #              file of examples/genseed, under a key prefix of its own

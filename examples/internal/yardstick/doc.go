@@ -1,6 +1,6 @@
 // Command yardstick is the baseline of the million-pet load test
 // (scripts/bench/million.sh): the least a Gin server can do to answer the
-// inventory API on Redis the way the library does after issue 15, so that
+// inventory API on Redis the way the library does (a change stream), so that
 // "library ÷ yardstick" is what the library adds.
 //
 //   - GET /v1/inventory answers fixed bytes held in memory (the bytes
