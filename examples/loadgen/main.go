@@ -12,9 +12,14 @@
 // and a latency is measured from when its request was due, so a server
 // that falls behind shows it in the percentiles (no coordinated omission).
 //
+// With -gzip the lists accept gzip and their bodies are counted as they
+// come over the wire (not decompressed); with -conditional each worker
+// revalidates its last list with If-None-Match and a 304 is an answer.
+//
 // Percentiles are exact: every latency is kept (8 bytes per request).
-// It exits 1 when any request got a status other than 200 or failed in
-// transport, and 2 on a usage error. See README.md.
+// It exits 1 when any request got a status other than 200 (or 304 to a
+// conditional list) or failed in transport, and 2 on a usage error. See
+// README.md.
 package main
 
 import (
@@ -75,6 +80,8 @@ type config struct {
 	rate        float64
 	pets        []int64
 	timeout     time.Duration
+	gzip        bool // lists send Accept-Encoding: gzip
+	conditional bool // lists send If-None-Match with the worker's last ETag
 }
 
 func parseFlags(args []string, out io.Writer) (config, error) {
@@ -90,6 +97,8 @@ func parseFlags(args []string, out io.Writer) (config, error) {
 	fs.Float64Var(&c.rate, "rate", 0, "requests per second over all connections; 0 sends as fast as the server answers")
 	fs.StringVar(&pets, "pets", "", "comma-separated pet ids to update (default: every pet of one list call)")
 	fs.DurationVar(&c.timeout, "timeout", 5*time.Second, "timeout of one request")
+	fs.BoolVar(&c.gzip, "gzip", false, "lists send Accept-Encoding: gzip; bodies are counted as sent, not decompressed")
+	fs.BoolVar(&c.conditional, "conditional", false, "lists send If-None-Match with the ETag of the worker's last list answer; 304 counts as answered")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return c, err
@@ -202,6 +211,7 @@ func run(args []string, stdout io.Writer) error {
 	}
 
 	rep := g.run(ctx)
+	rep.cfg = g.cfg
 	rep.print(stdout, g.cfg)
 	return rep.verdict()
 }
@@ -270,6 +280,25 @@ type workerStats struct {
 	status    [opCount]map[int]int
 	samples   map[int]string // a body prefix for each unexpected status
 	errors    map[string]int
+	lists     listStats
+	etag      string // of the worker's last list answer, for -conditional
+}
+
+// listStats counts what the list answers cost on the wire.
+type listStats struct {
+	bodies      int   // 200 answers
+	bytes       int64 // their body bytes as received (compressed or not)
+	gzip        int   // of them with Content-Encoding: gzip
+	tagged      int   // of them with an ETag
+	conditional int   // lists sent with If-None-Match
+}
+
+func (l *listStats) add(o listStats) {
+	l.bodies += o.bodies
+	l.bytes += o.bytes
+	l.gzip += o.gzip
+	l.tagged += o.tagged
+	l.conditional += o.conditional
 }
 
 func newWorkerStats() *workerStats {
@@ -333,16 +362,27 @@ func (g *generator) once(st *workerStats, rng *rand.Rand, due time.Time) {
 		st.errors[errorKind(err)]++
 		return
 	}
+	if op == opList {
+		// Set by hand, the header also stops the transport from
+		// decompressing: the bytes read are those on the wire.
+		if g.cfg.gzip {
+			req.Header.Set("Accept-Encoding", "gzip")
+		}
+		if g.cfg.conditional && st.etag != "" {
+			req.Header.Set("If-None-Match", st.etag)
+			st.lists.conditional++
+		}
+	}
 	resp, err := g.client.Do(req)
 	if err != nil {
 		st.errors[errorKind(err)]++
 		return
 	}
 	var sample []byte
-	if resp.StatusCode != http.StatusOK {
+	if !expected(g.cfg, op, resp.StatusCode) {
 		sample, _ = io.ReadAll(io.LimitReader(resp.Body, 200))
 	}
-	_, err = io.Copy(io.Discard, resp.Body) // read it all, to reuse the connection
+	n, err := io.Copy(io.Discard, resp.Body) // read it all, to reuse the connection
 	resp.Body.Close()
 	if err != nil {
 		st.errors[errorKind(err)]++
@@ -350,6 +390,17 @@ func (g *generator) once(st *workerStats, rng *rand.Rand, due time.Time) {
 	}
 	st.latencies = append(st.latencies, time.Since(due))
 	st.status[op][resp.StatusCode]++
+	if op == opList && resp.StatusCode == http.StatusOK {
+		st.lists.bodies++
+		st.lists.bytes += int64(len(sample)) + n
+		if resp.Header.Get("Content-Encoding") == "gzip" {
+			st.lists.gzip++
+		}
+		if tag := resp.Header.Get("ETag"); tag != "" {
+			st.lists.tagged++
+			st.etag = tag
+		}
+	}
 	if sample != nil {
 		if _, ok := st.samples[resp.StatusCode]; !ok {
 			st.samples[resp.StatusCode] = prefix(sample)
@@ -363,6 +414,14 @@ type report struct {
 	status    [opCount]map[int]int
 	samples   map[int]string
 	errors    map[string]int
+	lists     listStats
+	cfg       config
+}
+
+// expected says whether status is a right answer to op: 200, or 304 to
+// a list sent with If-None-Match.
+func expected(c config, op, status int) bool {
+	return status == http.StatusOK || (op == opList && c.conditional && status == http.StatusNotModified)
 }
 
 func merge(stats []*workerStats, elapsed time.Duration) *report {
@@ -385,6 +444,7 @@ func merge(stats []*workerStats, elapsed time.Duration) *report {
 		for e, n := range st.errors {
 			r.errors[e] += n
 		}
+		r.lists.add(st.lists)
 	}
 	slices.Sort(r.latencies)
 	return r
@@ -404,7 +464,7 @@ func (r *report) counts() (answered, unexpected, failed int) {
 	for op := range r.status {
 		for code, n := range r.status[op] {
 			answered += n
-			if code != http.StatusOK {
+			if !expected(r.cfg, op, code) {
 				unexpected += n
 			}
 		}
@@ -446,6 +506,13 @@ func (r *report) print(w io.Writer, c config) {
 		}
 		fmt.Fprintln(w)
 	}
+	l := r.lists
+	mean := 0.0
+	if l.bodies > 0 {
+		mean = float64(l.bytes) / float64(l.bodies)
+	}
+	fmt.Fprintf(w, "list-bodies  %d bytes %d mean %.0f gzip %d etag %d\n", l.bodies, l.bytes, mean, l.gzip, l.tagged)
+	fmt.Fprintf(w, "conditional  sent %d 304 %d\n", l.conditional, r.status[opList][http.StatusNotModified])
 	codes := make([]int, 0, len(r.samples))
 	for code := range r.samples {
 		codes = append(codes, code)
@@ -469,8 +536,8 @@ func (r *report) print(w io.Writer, c config) {
 	}
 }
 
-// verdict is the error to exit with: any status but 200, any transport
-// error, or nothing answered at all.
+// verdict is the error to exit with: any status but 200 (or a 304 to a
+// conditional list), any transport error, or nothing answered at all.
 func (r *report) verdict() error {
 	answered, unexpected, failed := r.counts()
 	switch {

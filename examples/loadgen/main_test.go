@@ -2,6 +2,9 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -360,5 +363,160 @@ func TestExitStatus(t *testing.T) {
 		if got := cmd.ProcessState.ExitCode(); got != tc.want {
 			t.Errorf("loadgen %s: exit status %d, want %d\n%s", tc.args, got, tc.want, out)
 		}
+	}
+}
+
+// caching wraps the API's list in what the library's list caching
+// answers (gzip when accepted, a strong ETag per content-coding, 304 on a
+// matching If-None-Match) and counts, on the server side, what it sent.
+type caching struct {
+	mu          sync.Mutex
+	acceptGzip  int   // lists that arrived with Accept-Encoding: gzip
+	conditional int   // lists that arrived with If-None-Match
+	wrongTag    int   // If-None-Match values this server never sent
+	notModified int   // 304s sent
+	bodies      int   // 200 lists sent
+	bodyBytes   int64 // their body bytes
+	firstBytes  int64 // body bytes of the first list (the discovery list)
+	tags        map[string]bool
+}
+
+func (c *caching) wrap(next http.Handler) http.Handler {
+	c.tags = map[string]bool{}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet {
+			next.ServeHTTP(w, r)
+			return
+		}
+		rec := httptest.NewRecorder()
+		next.ServeHTTP(rec, r)
+		body := rec.Body.Bytes()
+		sum := sha256.Sum256(body)
+		gz := r.Header.Get("Accept-Encoding") == "gzip"
+		tag := `"` + hex.EncodeToString(sum[:8])
+		if gz {
+			tag += "-gzip"
+		}
+		tag += `"`
+		inm := r.Header.Get("If-None-Match")
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if gz {
+			c.acceptGzip++
+		}
+		if inm != "" {
+			c.conditional++
+			if !c.tags[inm] {
+				c.wrongTag++
+			}
+		}
+		c.tags[tag] = true
+		w.Header().Set("ETag", tag)
+		if inm == tag {
+			c.notModified++
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+		if gz {
+			var b bytes.Buffer
+			zw := gzip.NewWriter(&b)
+			zw.Write(body)
+			zw.Close()
+			body = b.Bytes()
+			w.Header().Set("Content-Encoding", "gzip")
+		}
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		w.WriteHeader(rec.Code)
+		w.Write(body)
+		if c.bodies == 0 {
+			c.firstBytes = int64(len(body))
+		}
+		c.bodies++
+		c.bodyBytes += int64(len(body))
+	})
+}
+
+// listBodies reads the "list-bodies" and "conditional" lines of a report.
+func listBodies(t *testing.T, out string) (bodies, bytes, gz, tagged, sent, notModified int) {
+	t.Helper()
+	m := regexp.MustCompile(`(?m)^list-bodies\s+(\d+) bytes (\d+) mean \d+ gzip (\d+) etag (\d+)$`).FindStringSubmatch(out)
+	c := regexp.MustCompile(`(?m)^conditional\s+sent (\d+) 304 (\d+)$`).FindStringSubmatch(out)
+	if m == nil || c == nil {
+		t.Fatalf("no list-bodies or conditional line in the report:\n%s", out)
+	}
+	n := func(s string) int { v, _ := strconv.Atoi(s); return v }
+	return n(m[1]), n(m[2]), n(m[3]), n(m[4]), n(c[1]), n(c[2])
+}
+
+// -gzip sends Accept-Encoding: gzip on every list and counts the bytes as
+// they came over the wire, not decompressed; without it no list asks for
+// gzip.
+func TestGzipCountsWireBytes(t *testing.T) {
+	for _, gz := range []bool{false, true} {
+		c := &caching{}
+		srv, s := apiServer(t, demo.Items(), c.wrap)
+		args := []string{"-base-url", srv.URL + "/v1", "-api-key", testKey, "-mix", "list=1,update=1", "-connections", "2", "-duration", "300ms"}
+		if gz {
+			args = append(args, "-gzip")
+		}
+		var out bytes.Buffer
+		if err := run(args, &out); err != nil {
+			t.Fatalf("gzip %v: run: %v\n%s", gz, err, out.String())
+		}
+		bodies, n, gzips, _, sent, _ := listBodies(t, out.String())
+		c.mu.Lock()
+		s.mu.Lock()
+		discovery := 1 // the list that found the pets asks for identity
+		if bodies == 0 || bodies != c.bodies-discovery || sent != 0 {
+			t.Errorf("gzip %v: report counts %d list bodies (%d conditional), the server sent %d and the discovery list:\n%s", gz, bodies, sent, c.bodies-discovery, out.String())
+		}
+		want := 0
+		if gz {
+			want = bodies
+		}
+		if c.acceptGzip != want || gzips != want {
+			t.Errorf("gzip %v: %d lists asked for gzip and the report counts %d gzip bodies; want %d", gz, c.acceptGzip, gzips, want)
+		}
+		// The report's bytes are exactly those the server sent, the
+		// discovery list's aside; gzip ones are smaller than identity.
+		if int64(n) != c.bodyBytes-c.firstBytes {
+			t.Errorf("gzip %v: the report counts %d bytes; the server sent %d after the discovery list", gz, n, c.bodyBytes-c.firstBytes)
+		}
+		if gz && int64(n) >= int64(bodies)*c.firstBytes/2 {
+			t.Errorf("gzip: %d bytes for %d bodies is not what gzip makes of a %d-byte list", n, bodies, c.firstBytes)
+		}
+		c.mu.Unlock()
+		s.mu.Unlock()
+	}
+}
+
+// -conditional revalidates each worker's last list: the server sees only
+// tags it sent, answers 304 when nothing changed, and the report counts
+// the 304s as answered (exit 0) and equal to what the server sent.
+func TestConditionalCountsNotModified(t *testing.T) {
+	c := &caching{}
+	srv, _ := apiServer(t, demo.Items(), c.wrap)
+	var out bytes.Buffer
+	err := run([]string{"-base-url", srv.URL + "/v1", "-api-key", testKey, "-mix", "list=1,update=0",
+		"-connections", "3", "-duration", "300ms", "-conditional", "-gzip"}, &out)
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, out.String())
+	}
+	bodies, _, gzips, tagged, sent, notModified := listBodies(t, out.String())
+	lists, byStatus := opLine(t, out.String(), "list")
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.wrongTag != 0 {
+		t.Errorf("%d lists sent an If-None-Match the server never gave", c.wrongTag)
+	}
+	if notModified == 0 || notModified != c.notModified || byStatus[304] != notModified || sent != c.conditional {
+		t.Errorf("report: %d sent with If-None-Match, %d 304s (list line %v); server: %d and %d\n%s", sent, notModified, byStatus, c.conditional, c.notModified, out.String())
+	}
+	// Each worker's first list has no tag to send; the rest do.
+	if sent != lists-3 || bodies != 3 || tagged != 3 || gzips != 3 {
+		t.Errorf("%d lists, %d conditional, %d bodies (%d tagged, %d gzip); want every list but each worker's first conditional and 3 bodies:\n%s", lists, sent, bodies, tagged, gzips, out.String())
+	}
+	if !strings.Contains(out.String(), "\nerrors       0\n") || regexp.MustCompile(`(?m)^unexpected`).MatchString(out.String()) {
+		t.Errorf("a 304 to a conditional list counted as unexpected:\n%s", out.String())
 	}
 }

@@ -1,11 +1,18 @@
 // Command yardstick is the baseline of the million-pet load test
 // (scripts/bench/million.sh): the least a Gin server can do to answer the
-// inventory API on Redis the way the library does with its change stream, so that
+// inventory API on Redis the way the library does (a change stream), so that
 // "library ÷ yardstick" is what the library adds.
 //
 //   - GET /v1/inventory answers fixed bytes held in memory (the bytes
 //     examples/redis answered, read from -body at start), with the
 //     headers the API sends.
+//   - A list that accepts gzip or carries If-None-Match first makes one
+//     Redis round trip (XREVRANGE of the change stream's last entry: what
+//     showing every write answered before the list costs at least), whose
+//     entry id is its ETag ("<id>" identity, "<id>-gzip" gzip). It then
+//     answers 304 when If-None-Match names that tag (or *), else the gzip
+//     bytes (-gzip-body, which must decode to -body; by default -body
+//     compressed at start) or the identity bytes, all from memory.
 //   - PATCH /v1/inventory/{petId} with {"quantity":N} runs the write of
 //     the store's change-stream layout: WATCH {p}:guard:<id>, HGET
 //     {p}:items <id> (a value "<qty>:<status>"), then MULTI, HSET of the

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -12,6 +14,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -26,11 +29,12 @@ func main() {
 	log := demo.Logger()
 	addr := flag.String("addr", "127.0.0.1:18093", "listen address")
 	bodyFile := flag.String("body", "", "file whose bytes GET /v1/inventory answers, a JSON array of items (required)")
+	gzipFile := flag.String("gzip-body", "", "file whose bytes a list accepting gzip answers; it must decode to -body (default: -body compressed at start)")
 	prefix := flag.String("redis-prefix", "", "prefix of the yardstick's own Redis keys; must hold no items yet (required)")
 	flag.Parse()
 	ctx, stop := demo.SignalContext()
 	defer stop()
-	if err := run(ctx, log, *addr, *bodyFile, *prefix, os.Getenv("REDIS_URL"), os.Getenv("INVENTORY_API_KEYS")); err != nil {
+	if err := run(ctx, log, *addr, *bodyFile, *gzipFile, *prefix, os.Getenv("REDIS_URL"), os.Getenv("INVENTORY_API_KEYS")); err != nil {
 		log.Error("yardstick", "error", err)
 		os.Exit(1)
 	}
@@ -44,7 +48,7 @@ const (
 	logMaxLen  = 10000           // XADD MAXLEN ~
 )
 
-func run(ctx context.Context, log *slog.Logger, addr, bodyFile, prefix, redisURL, apiKeys string) error {
+func run(ctx context.Context, log *slog.Logger, addr, bodyFile, gzipFile, prefix, redisURL, apiKeys string) error {
 	if bodyFile == "" || prefix == "" {
 		return errors.New("-body FILE and -redis-prefix P are required")
 	}
@@ -76,6 +80,15 @@ func run(ctx context.Context, log *slog.Logger, addr, bodyFile, prefix, redisURL
 	if err != nil {
 		return err
 	}
+	if gzipFile != "" {
+		gz, err := os.ReadFile(gzipFile)
+		if err != nil {
+			return err
+		}
+		if err := y.setGzip(gz); err != nil {
+			return fmt.Errorf("-gzip-body %s: %w", gzipFile, err)
+		}
+	}
 	if err := y.seed(ctx, items); err != nil {
 		return err
 	}
@@ -83,7 +96,7 @@ func run(ctx context.Context, log *slog.Logger, addr, bodyFile, prefix, redisURL
 	if err != nil {
 		return err
 	}
-	log.Info("serving fixed bytes and updates through Redis", "addr", ln.Addr().String(), "bytes", len(body), "items", len(items), "prefix", prefix)
+	log.Info("serving fixed bytes and updates through Redis", "addr", ln.Addr().String(), "bytes", len(body), "gzip_bytes", len(y.gzipBody), "items", len(items), "prefix", prefix)
 	if err := demo.ServeHTTP(ctx, log, ln, y.engine()); err != nil {
 		return fmt.Errorf("serving: %w", err)
 	}
@@ -96,6 +109,8 @@ type yardstick struct {
 	auth             inventory.Authenticator
 	body             []byte
 	length           string
+	gzipBody         []byte // body, gzip-compressed
+	gzipLength       string
 	itemsKey, logKey string
 	guardBase, nonce string
 
@@ -110,11 +125,37 @@ func newYardstick(client redis.UniversalClient, prefix string, body []byte, auth
 		return nil, fmt.Errorf("the stream's nonce: %w", err)
 	}
 	tag := "{" + prefix + "}:"
-	return &yardstick{
+	y := &yardstick{
 		client: client, auth: auth, body: body, length: strconv.Itoa(len(body)),
 		itemsKey: tag + "items", logKey: tag + "log", guardBase: tag + "guard:",
 		nonce: hex.EncodeToString(n),
-	}, nil
+	}
+	var gz bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&gz, gzip.BestSpeed)
+	zw.Write(body)
+	if err := zw.Close(); err != nil {
+		return nil, fmt.Errorf("compressing the body: %w", err)
+	}
+	y.gzipBody, y.gzipLength = gz.Bytes(), strconv.Itoa(gz.Len())
+	return y, nil
+}
+
+// setGzip makes gz the bytes of a gzip list, after checking that it
+// decodes to the identity body.
+func (y *yardstick) setGzip(gz []byte) error {
+	zr, err := gzip.NewReader(bytes.NewReader(gz))
+	if err != nil {
+		return fmt.Errorf("not gzip: %w", err)
+	}
+	plain, err := io.ReadAll(zr)
+	if err != nil {
+		return fmt.Errorf("not gzip: %w", err)
+	}
+	if !bytes.Equal(plain, y.body) {
+		return errors.New("it does not decode to the identity body")
+	}
+	y.gzipBody, y.gzipLength = gz, strconv.Itoa(len(gz))
+	return nil
 }
 
 // seed writes items into the items hash in chunks, after checking that
@@ -147,17 +188,84 @@ func (y *yardstick) engine() *gin.Engine {
 	gin.SetMode(gin.ReleaseMode)
 	engine := gin.New()
 	engine.Use(gin.Recovery())
-	engine.GET("/v1/inventory", func(c *gin.Context) {
-		if !y.authorized(c) {
-			return
-		}
+	engine.GET("/v1/inventory", y.list)
+	engine.PATCH("/v1/inventory/:id", y.update)
+	return engine
+}
+
+// list answers the fixed bytes. A list that accepts gzip or carries
+// If-None-Match first makes one Redis round trip (the last entry of the
+// change stream, what showing every write answered before it costs at
+// least) and derives its ETag from that entry; it then answers 304 when
+// a tag matches, or the gzip or identity bytes from memory.
+func (y *yardstick) list(c *gin.Context) {
+	if !y.authorized(c) {
+		return
+	}
+	h := c.Request.Header
+	gz := acceptsGzip(h.Get("Accept-Encoding"))
+	inm := h.Get("If-None-Match")
+	if !gz && inm == "" {
 		c.Header("Cache-Control", "no-store")
 		c.Header("X-Content-Type-Options", "nosniff")
 		c.Header("Content-Length", y.length)
 		c.Data(http.StatusOK, "application/json", y.body)
-	})
-	engine.PATCH("/v1/inventory/:id", y.update)
-	return engine
+		return
+	}
+	ctx, cancel := context.WithTimeout(c.Request.Context(), timeout)
+	defer cancel()
+	last, err := y.client.XRevRangeN(ctx, y.logKey, "+", "-", 1).Result()
+	if err != nil {
+		answer(c, http.StatusServiceUnavailable, `{"code":"unavailable"}`)
+		return
+	}
+	id := "0-0"
+	if len(last) > 0 {
+		id = last[0].ID
+	}
+	tag := `"` + id
+	if gz {
+		tag += "-gzip"
+	}
+	tag += `"`
+	c.Header("ETag", tag)
+	c.Header("Vary", "Accept-Encoding")
+	c.Header("Cache-Control", "private, no-cache")
+	c.Header("X-Content-Type-Options", "nosniff")
+	if inm == "*" || slices.Contains(strings.Split(strings.ReplaceAll(inm, " ", ""), ","), tag) {
+		c.Status(http.StatusNotModified)
+		return
+	}
+	if !gz {
+		c.Header("Content-Length", y.length)
+		c.Data(http.StatusOK, "application/json", y.body)
+		return
+	}
+	c.Header("Content-Encoding", "gzip")
+	c.Header("Content-Length", y.gzipLength)
+	c.Data(http.StatusOK, "application/json", y.gzipBody)
+}
+
+// acceptsGzip says whether an Accept-Encoding value names gzip (or
+// x-gzip, or *) with a q-value other than 0.
+func acceptsGzip(v string) bool {
+	for _, part := range strings.Split(v, ",") {
+		coding, params, _ := strings.Cut(part, ";")
+		coding = strings.ToLower(strings.TrimSpace(coding))
+		if coding != "gzip" && coding != "x-gzip" && coding != "*" {
+			continue
+		}
+		q := 1.0
+		for _, p := range strings.Split(params, ";") {
+			if k, val, ok := strings.Cut(strings.TrimSpace(p), "="); ok && strings.EqualFold(k, "q") {
+				if f, err := strconv.ParseFloat(val, 64); err == nil {
+					q = f
+				}
+			}
+		}
+		return q > 0
+	}
+	return false
 }
 
 // authorized checks the bearer key as the library does, and answers 401

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"io"
@@ -8,6 +10,8 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -46,7 +50,11 @@ func setup(t *testing.T, items []inventory.Item) (*yardstick, *httptest.Server, 
 	return y, srv, node
 }
 
-func do(t *testing.T, method, url, key, body string) (int, http.Header, string) {
+// plain sends only the headers a request is given (no Accept-Encoding of
+// its own) and never decompresses.
+var plain = &http.Client{Transport: &http.Transport{DisableCompression: true}}
+
+func do(t *testing.T, method, url, key, body string, header ...string) (int, http.Header, string) {
 	t.Helper()
 	req, err := http.NewRequest(method, url, strings.NewReader(body))
 	if err != nil {
@@ -55,7 +63,10 @@ func do(t *testing.T, method, url, key, body string) (int, http.Header, string) 
 	if key != "" {
 		req.Header.Set("Authorization", "Bearer "+key)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := plain.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,19 +225,34 @@ func TestRunErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	url := "redis://127.0.0.1:1/0"
+	notGzip := filepath.Join(dir, "not.gz")
+	otherGzip := filepath.Join(dir, "other.gz")
+	if err := os.WriteFile(notGzip, []byte(`[]`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var other bytes.Buffer
+	zw := gzip.NewWriter(&other)
+	zw.Write([]byte(`[]`))
+	zw.Close()
+	if err := os.WriteFile(otherGzip, other.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
-		body, prefix, url, keys, want string
+		body, gzip, prefix, url, keys, want string
 	}{
-		{"", "p", url, testKey, "required"},
-		{good, "", url, testKey, "required"},
-		{good, "p", "", testKey, "REDIS_URL is not set"},
-		{filepath.Join(dir, "missing.json"), "p", url, testKey, "no such file"},
-		{bad, "p", url, testKey, "JSON array of items"},
-		{good, "p", url, "", "INVENTORY_API_KEYS"},
-		{good, "p", "http://nope", testKey, "REDIS_URL"},
-		{good, "p", url, testKey, "seeding"}, // nothing listens on port 1
+		{"", "", "p", url, testKey, "required"},
+		{good, "", "", url, testKey, "required"},
+		{good, "", "p", "", testKey, "REDIS_URL is not set"},
+		{filepath.Join(dir, "missing.json"), "", "p", url, testKey, "no such file"},
+		{bad, "", "p", url, testKey, "JSON array of items"},
+		{good, "", "p", url, "", "INVENTORY_API_KEYS"},
+		{good, "", "p", "http://nope", testKey, "REDIS_URL"},
+		{good, filepath.Join(dir, "missing.gz"), "p", url, testKey, "no such file"},
+		{good, notGzip, "p", url, testKey, "-gzip-body " + notGzip + ": not gzip"},
+		{good, otherGzip, "p", url, testKey, "does not decode to the identity body"},
+		{good, "", "p", url, testKey, "seeding"}, // nothing listens on port 1
 	} {
-		err := run(context.Background(), demo.Logger(), "127.0.0.1:0", tc.body, tc.prefix, tc.url, tc.keys)
+		err := run(context.Background(), demo.Logger(), "127.0.0.1:0", tc.body, tc.gzip, tc.prefix, tc.url, tc.keys)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("run(body %q, prefix %q, url %q, keys %q): %v, want an error that mentions %q", tc.body, tc.prefix, tc.url, tc.keys, err, tc.want)
 		}
@@ -243,7 +269,7 @@ func TestRunServes(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, demo.Logger(), "127.0.0.1:0", path, "run", "redis://"+node.Addr()+"/0", testKey)
+		done <- run(ctx, demo.Logger(), "127.0.0.1:0", path, "", "run", "redis://"+node.Addr()+"/0", testKey)
 	}()
 	// Seeded before it listens: wait for the seed, then stop it.
 	if err := redistest.Poll(redistest.Timeout, func() error {
@@ -258,5 +284,82 @@ func TestRunServes(t *testing.T) {
 	cancel()
 	if err := <-done; err != nil {
 		t.Errorf("run after its context ended: %v", err)
+	}
+}
+
+// xrevranges is how many XREVRANGE commands the node has run: the
+// yardstick's one round trip per gzip or conditional list.
+func xrevranges(t *testing.T, node *redistest.Node) int {
+	t.Helper()
+	info, err := node.DoString("INFO", "commandstats")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`cmdstat_xrevrange:calls=(\d+)`).FindStringSubmatch(info)
+	if m == nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n
+}
+
+func TestGzipAndConditionalLists(t *testing.T) {
+	items := demo.Items()
+	y, srv, node := setup(t, items)
+	url := srv.URL + "/v1/inventory"
+
+	status, h, body := do(t, "GET", url, testKey, "", "Accept-Encoding", "gzip")
+	if status != 200 || h.Get("Content-Encoding") != "gzip" || body != string(y.gzipBody) || h.Get("Content-Length") != strconv.Itoa(len(y.gzipBody)) {
+		t.Fatalf("gzip list: %d %v, %d bytes; want 200 with the gzip bytes", status, h, len(body))
+	}
+	zr, err := gzip.NewReader(strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plainBody, err := io.ReadAll(zr); err != nil || !bytes.Equal(plainBody, y.body) {
+		t.Fatalf("the gzip list does not decode to the identity bytes: %v", err)
+	}
+	tag := h.Get("ETag")
+	if tag != `"0-0-gzip"` || h.Get("Vary") != "Accept-Encoding" || h.Get("Cache-Control") != "private, no-cache" {
+		t.Errorf("gzip list headers %v: want ETag \"0-0-gzip\" (an empty stream), Vary and private, no-cache", h)
+	}
+	if n := xrevranges(t, node); n != 1 {
+		t.Errorf("%d XREVRANGE after one gzip list, want 1", n)
+	}
+
+	status, h, body = do(t, "GET", url, testKey, "", "Accept-Encoding", "gzip", "If-None-Match", `"x", `+tag)
+	if status != 304 || body != "" || h.Get("ETag") != tag || h.Get("Vary") != "Accept-Encoding" {
+		t.Errorf("If-None-Match with the tag: %d %v %q; want 304 with the tag, Vary and no body", status, h, body)
+	}
+	status, h, _ = do(t, "GET", url, testKey, "", "If-None-Match", "*")
+	if status != 304 || h.Get("ETag") != `"0-0"` {
+		t.Errorf("If-None-Match * on identity: %d %v; want 304 with the identity tag", status, h)
+	}
+	if n := xrevranges(t, node); n != 3 {
+		t.Errorf("%d XREVRANGE after three gzip or conditional lists, want 3", n)
+	}
+
+	// An update appends to the stream: the old tag no longer matches.
+	if status, _, body := do(t, "PATCH", srv.URL+"/v1/inventory/1", testKey, `{"quantity":4}`); status != 200 {
+		t.Fatalf("update: %d %s", status, body)
+	}
+	status, h, body = do(t, "GET", url, testKey, "", "Accept-Encoding", "gzip", "If-None-Match", tag)
+	if status != 200 || h.Get("ETag") == tag || !strings.HasSuffix(h.Get("ETag"), `-gzip"`) || body != string(y.gzipBody) {
+		t.Errorf("If-None-Match with the tag after an update: %d %v; want 200 with a new gzip tag", status, h)
+	}
+
+	// Refused gzip and no If-None-Match: identity, no round trip.
+	before := xrevranges(t, node)
+	status, h, body = do(t, "GET", url, testKey, "", "Accept-Encoding", "gzip;q=0, identity")
+	if status != 200 || h.Get("Content-Encoding") != "" || body != string(y.body) || h.Get("Cache-Control") != "no-store" {
+		t.Errorf("gzip;q=0: %d %v; want the identity bytes as before", status, h)
+	}
+	if n := xrevranges(t, node); n != before {
+		t.Errorf("a plain list made %d XREVRANGE, want none", n-before)
+	}
+	for v, want := range map[string]bool{"gzip": true, "x-gzip": true, "*": true, "deflate, GZIP;q=0.5": true, "gzip;q=0": false, "br": false, "": false, "identity": false} {
+		if got := acceptsGzip(v); got != want {
+			t.Errorf("acceptsGzip(%q) = %v, want %v", v, got, want)
+		}
 	}
 }
