@@ -12,7 +12,6 @@ require (
 	github.com/petinventory/petinventory/storage/redis v0.1.0
 	github.com/petinventory/petinventory/transport/fiber v0.1.0
 	github.com/petinventory/petinventory/transport/gin v0.1.0
-	github.com/redis/go-redis/v9 v9.23.0
 	golang.org/x/net v0.51.0
 )
 
@@ -48,6 +47,7 @@ require (
 	github.com/pelletier/go-toml/v2 v2.2.4 // indirect
 	github.com/quic-go/qpack v0.6.0 // indirect
 	github.com/quic-go/quic-go v0.59.0 // indirect
+	github.com/redis/go-redis/v9 v9.23.0 // indirect
 	github.com/rivo/uniseg v0.2.0 // indirect
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect
 	github.com/twitchyliquid64/golang-asm v0.15.1 // indirect
