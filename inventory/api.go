@@ -12,6 +12,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/petinventory/petinventory/inventory/internal/wire"
@@ -62,6 +63,7 @@ type API struct {
 	storeTimeout time.Duration
 	obs          Observer // nil: nothing is measured
 	lists        lister   // the list body, kept current (listcache.go)
+	outages      outageLog
 }
 
 // New returns an API over store. It fails, rather than serve the API open,
@@ -373,7 +375,38 @@ func (a *API) fail(ctx context.Context, op string, err error) wire.Response {
 	case unexpected:
 		a.log.ErrorContext(ctx, "inventory: unexpected error", "op", op, "error", err.Error())
 	case e.code == CodeUnavailable:
-		a.log.WarnContext(ctx, "inventory: store unavailable", "op", op, "error", err.Error())
+		msg := err.Error()
+		if a.outages.first(msg, time.Now()) {
+			a.log.WarnContext(ctx, "inventory: store unavailable", "op", op, "error", msg)
+		} else {
+			a.log.DebugContext(ctx, "inventory: store unavailable", "op", op, "error", msg)
+		}
 	}
 	return errorResponse(e)
+}
+
+// outageLog keeps an outage from being warned about once per request: a
+// store that cannot serve (a configuration fault the store has logged
+// with its fix, Redis down) fails every request alike, and the requests
+// are counted by the Observer. The same cause is warned about again only
+// after outageRepeat, so that a log reader still sees that it goes on.
+type outageLog struct {
+	mu   sync.Mutex
+	last string
+	at   time.Time
+}
+
+// outageRepeat is how long the same outage cause stays quiet.
+const outageRepeat = time.Minute
+
+// first reports whether msg should be warned about at now: it differs
+// from the last cause warned about, or that was outageRepeat ago.
+func (o *outageLog) first(msg string, now time.Time) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if msg == o.last && now.Sub(o.at) < outageRepeat {
+		return false
+	}
+	o.last, o.at = msg, now
+	return true
 }

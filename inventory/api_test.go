@@ -716,3 +716,35 @@ func TestPanickingAuthenticator(t *testing.T) {
 		t.Errorf("after the panic: %d", status)
 	}
 }
+
+// TestOutageWarnedOnce: a store that fails every request alike (a
+// configuration fault the store has logged with its fix, Redis down) is
+// warned about once, not once per request; the rest go to Debug, and a
+// different cause is warned about again.
+func TestOutageWarnedOnce(t *testing.T) {
+	store := newStore(t)
+	cause := errors.New("redis: the ACL user may not run XADD")
+	store.setHook(func(context.Context, string) error { return inventory.Unavailable(cause) })
+	var logs logBuffer
+	api := newAPI(t, store, inventory.WithLogger(logs.logger()))
+	for range 50 {
+		status, h, _ := serve(api, adapter.Request{Method: http.MethodPatch, Route: inventory.RouteItem, PetID: "1",
+			Body: adapter.BufferedBody([]byte(`{"quantity":3}`))})
+		if status != http.StatusServiceUnavailable || h["Retry-After"] == "" {
+			t.Fatalf("status %d, Retry-After %q; want 503 with Retry-After", status, h["Retry-After"])
+		}
+	}
+	if n := strings.Count(logs.String(), "level=WARN"); n != 1 {
+		t.Fatalf("%d WARN lines over 50 requests failing alike, want 1:\n%s", n, logs.String())
+	}
+	if n := strings.Count(logs.String(), "level=DEBUG msg=\"inventory: store unavailable\""); n != 49 {
+		t.Errorf("%d DEBUG lines for the repeats, want 49", n)
+	}
+	other := errors.New("redis: dial tcp 127.0.0.1:6379: connection refused")
+	store.setHook(func(context.Context, string) error { return inventory.Unavailable(other) })
+	serve(api, adapter.Request{Method: http.MethodPatch, Route: inventory.RouteItem, PetID: "1",
+		Body: adapter.BufferedBody([]byte(`{"quantity":3}`))})
+	if n := strings.Count(logs.String(), "level=WARN"); n != 2 {
+		t.Fatalf("%d WARN lines after a new cause, want 2", n)
+	}
+}
