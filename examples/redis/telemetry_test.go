@@ -419,7 +419,8 @@ func gather(t *testing.T, reg *prometheus.Registry) string {
 
 // abortWatches is a go-redis hook that, after each WATCH while armed,
 // writes the watched key from another client: the transaction's EXEC is
-// then refused, as when a pet is re-seeded or deleted mid-update.
+// then refused, as when a pet is re-seeded or deleted mid-update. The
+// store sends WATCH in a pipeline with its read, so both paths are hooked.
 type abortWatches struct {
 	other *redis.Client
 	armed atomic.Int64
@@ -427,19 +428,36 @@ type abortWatches struct {
 
 func (h *abortWatches) DialHook(next redis.DialHook) redis.DialHook { return next }
 func (h *abortWatches) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return next
-}
-func (h *abortWatches) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		err := next(ctx, cmd)
-		if cmd.Name() == "watch" && err == nil && h.armed.Add(-1) >= 0 {
-			key := fmt.Sprint(cmd.Args()[1])
-			if err := h.other.Set(ctx, key, "1", 0).Err(); err != nil {
-				return fmt.Errorf("writing the watched key %s: %w", key, err)
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		err := next(ctx, cmds)
+		for _, cmd := range cmds {
+			if werr := h.afterWatch(ctx, cmd); werr != nil {
+				return werr
 			}
 		}
 		return err
 	}
+}
+func (h *abortWatches) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		err := next(ctx, cmd)
+		if werr := h.afterWatch(ctx, cmd); werr != nil {
+			return werr
+		}
+		return err
+	}
+}
+
+// afterWatch writes the key a successful WATCH watched, while armed.
+func (h *abortWatches) afterWatch(ctx context.Context, cmd redis.Cmder) error {
+	if cmd.Name() != "watch" || cmd.Err() != nil || h.armed.Add(-1) < 0 {
+		return nil
+	}
+	key := fmt.Sprint(cmd.Args()[1])
+	if err := h.other.Set(ctx, key, "1", 0).Err(); err != nil {
+		return fmt.Errorf("writing the watched key %s: %w", key, err)
+	}
+	return nil
 }
 
 // The store's WATCH aborts and exhausted retries reach /metrics as
@@ -549,7 +567,8 @@ func TestOTLPExport(t *testing.T) {
 		got := strings.Join(names, ", ")
 		leaked, size := bytes.Contains(raw, []byte(testKey)), len(raw)
 		mu.Unlock()
-		for _, want := range []string{"inventory.store.set_quantity", "watch", "hget"} {
+		// The update's WATCH and HGET go in one pipeline (one round trip).
+		for _, want := range []string{"inventory.store.set_quantity", "redis.pipeline watch hget"} {
 			if !strings.Contains(", "+got+", ", ", "+want+", ") {
 				t.Errorf("%s: exported spans %q lack %q", fw, got, want)
 			}
