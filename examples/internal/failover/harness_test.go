@@ -21,22 +21,9 @@ const apiKey = "failover-test-key-8d41e0"
 var serverBin, conformanceBin string // built once by TestMain
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "failover")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	serverBin, err = proctest.Build(dir, "../../redis", "inventory-server")
-	if err == nil {
-		conformanceBin, err = proctest.Build(dir, "../../../conformancetest/cmd/inventory-conformance", "inventory-conformance")
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	proctest.Main(m, "failover",
+		proctest.Binary{Pkg: proctest.ServerPkg, Name: "inventory-server", Path: &serverBin},
+		proctest.Binary{Pkg: proctest.ConformancePkg, Name: "inventory-conformance", Path: &conformanceBin})
 }
 
 // clusterURL is the REDIS_URL of a Cluster seeded with nodes, in

@@ -25,18 +25,7 @@ const apiKey = "hardening-test-key-5f0c2a"
 var serverBin string // examples/redis, built once by TestMain
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "hardening")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	if serverBin, err = proctest.Build(dir, "../../redis", "inventory-server"); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	proctest.Main(m, "hardening", proctest.Binary{Pkg: proctest.ServerPkg, Name: "inventory-server", Path: &serverBin})
 }
 
 // redisServer is a redis-server process of the test's own, on a Unix

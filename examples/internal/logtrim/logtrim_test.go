@@ -35,18 +35,7 @@ const (
 var serverBin string // examples/redis, built once by TestMain
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "logtrim")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	if serverBin, err = proctest.Build(dir, "../../redis", "inventory-server"); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	proctest.Main(m, "logtrim", proctest.Binary{Pkg: proctest.ServerPkg, Name: "inventory-server", Path: &serverBin})
 }
 
 type item struct {

@@ -33,22 +33,9 @@ const (
 var serverBin, conformanceBin string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "managed")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	serverBin, err = proctest.Build(dir, "../../redis", "inventory-server")
-	if err == nil {
-		conformanceBin, err = proctest.Build(dir, "../../../conformancetest/cmd/inventory-conformance", "inventory-conformance")
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	proctest.Main(m, "managed",
+		proctest.Binary{Pkg: proctest.ServerPkg, Name: "inventory-server", Path: &serverBin},
+		proctest.Binary{Pkg: proctest.ConformancePkg, Name: "inventory-conformance", Path: &conformanceBin})
 }
 
 // managedRedis is a TLS-only redis-server with the default user off, an

@@ -38,6 +38,41 @@ func Build(dir, pkg, name string) (string, error) {
 	return bin, nil
 }
 
+// Binary is a program a test package builds once, in Main.
+type Binary struct {
+	Pkg  string  // the Go package's directory, relative to the test package's
+	Name string  // the binary's file name
+	Path *string // where Main stores the binary's path
+}
+
+// ServerPkg and ConformancePkg are examples/redis and the conformance
+// command, as seen from a test package under examples/internal.
+const (
+	ServerPkg      = "../../redis"
+	ConformancePkg = "../../../conformancetest/cmd/inventory-conformance"
+)
+
+// Main is a test package's TestMain: it builds bins into a temporary
+// directory named after the package, runs the tests and removes the
+// directory. A failed build exits 1 before any test runs.
+func Main(m *testing.M, name string, bins ...Binary) {
+	dir, err := os.MkdirTemp("", name)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	for _, b := range bins {
+		if *b.Path, err = Build(dir, b.Pkg, b.Name); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.RemoveAll(dir)
+			os.Exit(1)
+		}
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
 // Server is a running server process.
 type Server struct {
 	Base string  // http://127.0.0.1:port
