@@ -38,19 +38,7 @@ func LargeList(t *testing.T) (api *inventory.API, check func(url string)) {
 	}
 	get := func(url string, h http.Header) (*http.Response, []byte) {
 		t.Helper()
-		req, _ := http.NewRequest(http.MethodGet, url, nil)
-		req.Header = h
-		req.Header.Set("Authorization", "Bearer k")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		body, err := io.ReadAll(resp.Body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return resp, body
+		return Get(t, url, h)
 	}
 	return api, func(url string) {
 		t.Helper()
@@ -97,4 +85,28 @@ func LargeList(t *testing.T) (api *inventory.API, check func(url string)) {
 			}
 		}
 	}
+}
+
+// Get sends GET url with headers h and the fixtures' key ("k") through
+// http.DefaultClient, and returns the answer with its body read whole.
+// Go's transport decodes a gzip body it asked for itself (no
+// Accept-Encoding in h) and reports it in Uncompressed.
+func Get(t testing.TB, url string, h http.Header) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header = h
+	req.Header.Set("Authorization", "Bearer k")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, body
 }

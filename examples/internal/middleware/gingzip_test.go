@@ -10,6 +10,7 @@ import (
 
 	gingzip "github.com/gin-contrib/gzip"
 	"github.com/gin-gonic/gin"
+	"github.com/petinventory/petinventory/internal/benchfix"
 	"github.com/petinventory/petinventory/inventory"
 	memstore "github.com/petinventory/petinventory/storage/memory"
 	inventorygin "github.com/petinventory/petinventory/transport/gin"
@@ -44,19 +45,7 @@ func server(t *testing.T, n int, opts ...gingzip.Option) *httptest.Server {
 
 func get(t *testing.T, url string, h http.Header) (*http.Response, []byte) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, url, nil)
-	req.Header = h
-	req.Header.Set("Authorization", "Bearer k")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp, b
+	return benchfix.Get(t, url, h)
 }
 
 // decodeOnce decodes a gzip body once; what comes out must be JSON, not
