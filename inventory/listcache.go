@@ -68,11 +68,17 @@ var (
 	emptyList    = []byte("[]")
 )
 
-// joinBelow is the size under which a body's pieces are joined into one,
-// once per state, so that the answer is written with one call, as a bare
-// handler writes its body; above it, the write calls cost nothing next to
-// the bytes.
-const joinBelow = 64 << 10
+// joinBelow and joinGzipBelow are the sizes under which a body's pieces
+// are joined into one, once per state, so that the answer is written with
+// one call, as a bare handler writes its body; above them, the write calls
+// cost little next to the bytes. The gzip body's pieces are a seventh of
+// the identity's for the same pets, so its write calls weigh more and it
+// is joined up to a larger size: the copy is made once per state and
+// shared by every gzip list of it.
+const (
+	joinBelow     = 64 << 10
+	joinGzipBelow = 1 << 20
+)
 
 // newListState builds the body of segs, identity and gzip.
 func newListState(cursor string, segs []*segment) *listState {
@@ -88,7 +94,7 @@ func newListState(cursor string, segs []*segment) *listState {
 		st.pieces = append(st.pieces, closeBracket)
 	}
 	var n int
-	st.pieces, n = joinSmall(st.pieces)
+	st.pieces, n = joinSmall(st.pieces, joinBelow)
 	st.contentLength = []string{strconv.Itoa(n)}
 	st.etag, st.gzETag = listETags(cursor, st.pieces)
 	if n >= GzipMinBytes {
@@ -106,20 +112,20 @@ func newListState(cursor string, segs []*segment) *listState {
 		crc = crcClose.then(crc)
 		st.gzPieces = append(st.gzPieces, gzClose, gzipTrailer(crc, n))
 		var gn int
-		st.gzPieces, gn = joinSmall(st.gzPieces)
+		st.gzPieces, gn = joinSmall(st.gzPieces, joinGzipBelow)
 		st.gzContentLength = []string{strconv.Itoa(gn)}
 	}
 	return st
 }
 
 // joinSmall returns pieces, joined into one when their total is below
-// joinBelow, and their total length.
-func joinSmall(pieces [][]byte) ([][]byte, int) {
+// below, and their total length.
+func joinSmall(pieces [][]byte, below int) ([][]byte, int) {
 	n := 0
 	for _, p := range pieces {
 		n += len(p)
 	}
-	if len(pieces) > 1 && n < joinBelow {
+	if len(pieces) > 1 && n < below {
 		b := make([]byte, 0, n)
 		for _, p := range pieces {
 			b = append(b, p...)

@@ -2,9 +2,11 @@ package inventory
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -121,6 +123,36 @@ func TestListStateApply(t *testing.T) {
 			}
 			st = next
 		}
+	}
+}
+
+// TestBodiesJoinedOncePerState: a body under its join size is one piece
+// (one write per answer), the gzip body up to a larger size than the
+// identity body, and both still decode to the same bytes.
+func TestBodiesJoinedOncePerState(t *testing.T) {
+	items := make([]Item, 10_000)
+	for i := range items {
+		items[i] = Item{PetID: int64(i + 1), Quantity: i % 100, Status: StatusPending}
+	}
+	st := fullState("j", items, nil)
+	idLen, _ := strconv.Atoi(st.contentLength[0])
+	gzLen, _ := strconv.Atoi(st.gzContentLength[0])
+	if idLen < joinBelow || len(st.pieces) == 1 {
+		t.Fatalf("identity body of %d bytes in %d pieces; want it over joinBelow and in pieces", idLen, len(st.pieces))
+	}
+	if gzLen >= joinGzipBelow || len(st.gzPieces) != 1 {
+		t.Fatalf("gzip body of %d bytes in %d pieces; want one piece under joinGzipBelow", gzLen, len(st.gzPieces))
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(st.gzPieces[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := bytes.Join(st.pieces, nil); !bytes.Equal(got, want) {
+		t.Fatalf("the joined gzip body decodes to %d bytes, not the %d of the identity body", len(got), len(want))
 	}
 }
 
