@@ -172,6 +172,9 @@
 //
 //   - tls-verify: the server's certificate is not trusted; give its CA
 //     (INVENTORY_REDIS_CA_FILE in the examples, Config.LoadTLSFiles).
+//   - tls-client-certificate: the server requires a client certificate
+//     (mutual TLS) and got none it trusts; give it and its key
+//     (INVENTORY_REDIS_CERT_FILE and _KEY_FILE, Config.LoadTLSFiles).
 //   - plain-to-tls-port, tls-to-plain-port: redis:// spoken to a TLS port
 //     (use rediss://), or rediss:// to a plain one (use redis://); told by
 //     asking the port in the other protocol, at most every 5 s.

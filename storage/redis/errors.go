@@ -70,6 +70,7 @@ var ErrMisconfigured = errors.New("redisstore: misconfigured")
 // (attribute "fault").
 const (
 	faultTLSVerify   = "tls-verify"
+	faultClientCert  = "tls-client-certificate"
 	faultTLSToPlain  = "tls-to-plain-port"
 	faultPlainToTLS  = "plain-to-tls-port"
 	faultCredentials = "credentials"
@@ -103,6 +104,9 @@ func (s *Store) classify(err error) (kind, fix string) {
 	var ci x509.CertificateInvalidError
 	if errors.As(err, &cve) || errors.As(err, &ua) || errors.As(err, &he) || errors.As(err, &ci) {
 		return faultTLSVerify, "TLS: the client does not trust the Redis server's certificate; give the CA that signed it with INVENTORY_REDIS_CA_FILE (Config.LoadTLSFiles), and check that REDIS_URL's host is a name the certificate holds"
+	}
+	if clientCertRefused(err) {
+		return faultClientCert, "TLS: the Redis server asks for a client certificate (mutual TLS, tls-auth-clients) and got none, or none it trusts; give the certificate and its key with INVENTORY_REDIS_CERT_FILE and INVENTORY_REDIS_KEY_FILE (Config.LoadTLSFiles), signed by a CA the server trusts (its tls-ca-cert-file)"
 	}
 	var rh tls.RecordHeaderError
 	if errors.As(err, &rh) {
@@ -140,6 +144,21 @@ func (s *Store) classify(err error) (kind, fix string) {
 		return faultSentinel, "the server does not know a command the store needs (WATCH, MULTI, EXEC): it is probably a Redis Sentinel's port; name the master through the sentinels instead: REDIS_URL=redis://sentinel:port?master_name=NAME&addr=sentinel2:port, or pass a redis.NewFailoverClient to New"
 	}
 	return "", ""
+}
+
+// clientCertRefused reports whether err is the alert a TLS server sends
+// when it requires a client certificate and got none (TLS 1.3:
+// certificate required; TLS 1.2: bad certificate) or one it does not
+// trust. crypto/tls gives received alerts no exported type, so the text
+// is matched.
+func clientCertRefused(err error) bool {
+	msg := err.Error()
+	for _, alert := range []string{"tls: certificate required", "tls: bad certificate", "tls: unknown certificate authority"} {
+		if strings.Contains(msg, "remote error: "+alert) {
+			return true
+		}
+	}
+	return false
 }
 
 // credentialsFix says which user and password Redis refused and where

@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -70,8 +71,15 @@ func TestLoadTLSFilesMutual(t *testing.T) {
 		!strings.Contains(err.Error(), "certificate") {
 		t.Errorf("without the CA: %v, want a certificate verification error", err)
 	}
-	if err := roundTrip(ctx, tlsStore(t, url, files.CA, "", "")); err == nil {
-		t.Errorf("without the client certificate, on a server that requires one: no error")
+	// Without the client certificate, on a server that requires one: a
+	// configuration fault that names the settings to give, not an outage.
+	noCert := tlsStore(t, url, files.CA, "", "")
+	err := roundTrip(ctx, noCert)
+	if !errors.Is(err, ErrMisconfigured) || !strings.Contains(err.Error(), "INVENTORY_REDIS_CERT_FILE") {
+		t.Errorf("write without the client certificate: %v, want ErrMisconfigured naming INVENTORY_REDIS_CERT_FILE", err)
+	}
+	if err := noCert.Ready(ctx); !errors.Is(err, ErrMisconfigured) || !strings.Contains(err.Error(), "client certificate") {
+		t.Errorf("Ready without the client certificate: %v, want ErrMisconfigured saying a client certificate is needed", err)
 	}
 }
 
