@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -38,13 +37,8 @@ func TestCompressMiddleware(t *testing.T) {
 		if err := inventoryfiber.Register(app.Group("/v1"), api); err != nil {
 			t.Fatal(err)
 		}
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		go func() { _ = app.Listener(ln) }()
-		t.Cleanup(func() { _ = app.Shutdown() })
-		url := "http://" + ln.Addr().String() + "/v1/inventory"
+		addr := serveApp(t, app)
+		url := "http://" + addr + "/v1/inventory"
 		get := func(h http.Header) (*http.Response, []byte) {
 			req, _ := http.NewRequest(http.MethodGet, url, nil)
 			req.Header = h

@@ -3,7 +3,6 @@ package inventoryfiber_test
 import (
 	"bytes"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -23,12 +22,7 @@ func TestLargeBodyAlwaysReadsItsAnswer(t *testing.T) {
 	if err := inventoryfiber.Register(app.Group("/v1"), newAPI(t)); err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = app.Listener(ln) }()
-	defer func() { _ = app.Shutdown() }()
+	addr := serveApp(t, app)
 
 	client := &http.Client{Timeout: 20 * time.Second, Transport: &http.Transport{}}
 	defer client.CloseIdleConnections()
@@ -36,7 +30,7 @@ func TestLargeBodyAlwaysReadsItsAnswer(t *testing.T) {
 		body := bytes.Repeat([]byte(" "), size)
 		failed := 0
 		for try := 0; try < 100; try++ {
-			req, _ := http.NewRequest(http.MethodPatch, "http://"+ln.Addr().String()+"/v1/inventory/1", bytes.NewReader(body))
+			req, _ := http.NewRequest(http.MethodPatch, "http://"+addr+"/v1/inventory/1", bytes.NewReader(body))
 			req.Header.Set("Authorization", "Bearer k")
 			req.Header.Set("Content-Type", "application/json")
 			resp, err := client.Do(req)

@@ -2,7 +2,6 @@ package inventoryfiber_test
 
 import (
 	"io"
-	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -42,13 +41,9 @@ func TestOtherMethods(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		go func() { _ = app.Listener(ln) }()
+		addr := serveApp(t, app)
 		do := func(method, path string) (int, string, string) {
-			req, _ := http.NewRequest(method, "http://"+ln.Addr().String()+path, nil)
+			req, _ := http.NewRequest(method, "http://"+addr+path, nil)
 			req.Header.Set("Authorization", "Bearer k")
 			resp, err := http.DefaultClient.Do(req)
 			if err != nil {
@@ -77,7 +72,6 @@ func TestOtherMethods(t *testing.T) {
 				}
 			}
 		}
-		_ = app.Shutdown()
 	}
 }
 

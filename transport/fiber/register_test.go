@@ -144,18 +144,13 @@ func TestObserverMayKeepTheMethod(t *testing.T) {
 	if err := inventoryfiber.Register(app, newAPI(t, inventory.WithObserver(keeper))); err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = app.Listener(ln) }()
-	t.Cleanup(func() { _ = app.Shutdown() })
+	addr := serveApp(t, app)
 	// One keep-alive connection, so that fasthttp reuses one buffer.
 	client := &http.Client{Transport: &http.Transport{MaxConnsPerHost: 1}}
 	defer client.CloseIdleConnections()
 	sent := []string{"PATCH", "GET", "OPTIONS", "DELETE", "GET"}
 	for _, m := range sent {
-		req, _ := http.NewRequest(m, "http://"+ln.Addr().String()+"/inventory", nil)
+		req, _ := http.NewRequest(m, "http://"+addr+"/inventory", nil)
 		req.Header.Set("Authorization", "Bearer k")
 		resp, err := client.Do(req)
 		if err != nil {
@@ -179,11 +174,19 @@ func TestLargeListOverSocket(t *testing.T) {
 	if err := inventoryfiber.Register(app, api); err != nil {
 		t.Fatal(err)
 	}
+	addr := serveApp(t, app)
+	check("http://" + addr + "/inventory")
+}
+
+// serveApp serves app on a loopback port of its own until the test ends,
+// and returns the port's address.
+func serveApp(t *testing.T, app *fiber.App) string {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	go func() { _ = app.Listener(ln) }()
 	t.Cleanup(func() { _ = app.Shutdown() })
-	check("http://" + ln.Addr().String() + "/inventory")
+	return ln.Addr().String()
 }

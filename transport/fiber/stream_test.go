@@ -25,12 +25,7 @@ func TestStreamedBodies(t *testing.T) {
 	if err := inventoryfiber.Register(app.Group("/v1"), newAPI(t)); err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = app.Listener(ln) }()
-	defer func() { _ = app.Shutdown() }()
+	addr := serveApp(t, app)
 
 	big := bytes.Repeat([]byte(" "), 4<<20)
 	cases := []struct {
@@ -46,7 +41,7 @@ func TestStreamedBodies(t *testing.T) {
 		{"small chunked", io.MultiReader(strings.NewReader(`{"quantity":8}`)), -1, 200, `"quantity":8`},
 	}
 	for _, tc := range cases {
-		status, b, err := rawPatch(ln.Addr().String(), "/v1/inventory/1", tc.body, tc.length)
+		status, b, err := rawPatch(addr, "/v1/inventory/1", tc.body, tc.length)
 		if err != nil {
 			t.Errorf("%s: %v", tc.name, err)
 			continue
@@ -90,12 +85,7 @@ func TestRefusedStreamedBodyIsNotANextRequest(t *testing.T) {
 	if err := inventoryfiber.Register(app.Group("/v1"), newAPI(t)); err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = app.Listener(ln) }()
-	defer func() { _ = app.Shutdown() }()
+	addr := serveApp(t, app)
 
 	// No key: 401 before the body is looked at. The body is itself shaped
 	// like a request, as a smuggling attempt would be.
@@ -106,7 +96,7 @@ func TestRefusedStreamedBodyIsNotANextRequest(t *testing.T) {
 	valid := "PATCH /v1/inventory/1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\nContent-Length: 14\r\n\r\n{\"quantity\":5}"
 
 	t.Run("small rest: drained, connection kept", func(t *testing.T) {
-		conn, br := dial(t, ln.Addr().String())
+		conn, br := dial(t, addr)
 		send(t, conn, refused(smuggled)+valid)
 		if got := readStatus(t, conn, br); got != 401 {
 			t.Fatalf("first answer %d, want 401", got)
@@ -122,7 +112,7 @@ func TestRefusedStreamedBodyIsNotANextRequest(t *testing.T) {
 		}
 	})
 	t.Run("large rest: connection closed", func(t *testing.T) {
-		conn, br := dial(t, ln.Addr().String())
+		conn, br := dial(t, addr)
 		pad := strings.Repeat(" ", 300<<10) // over the drain bound
 		go func() { _, _ = io.WriteString(conn, refused(pad+smuggled)) }()
 		if got := readStatus(t, conn, br); got != 401 {
