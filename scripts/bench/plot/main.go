@@ -19,7 +19,10 @@
 //     scripts/bench/million.sh, with its machine.txt): list time,
 //     unchanged and after one update, the longest Redis command, and
 //     update p99 while lists run, for the project and the yardstick,
-//     against the number of pets, log–log.
+//     against the number of pets, log–log;
+//   - wire.svg, from the same table's gzip and conditional columns: req/s
+//     of lists accepting gzip and of conditional lists, the project's
+//     against the yardstick's and bare Gin behind gin-contrib/gzip.
 //
 // Every value is the median over the rounds, as in summary.sh. The
 // plotting library lives in this module of its own, so that no user of
@@ -105,6 +108,8 @@ var charts = []struct {
 	{file: "million.svg", draw: drawMillion, optional: true,
 		has:     func(r *results) bool { return r.million != nil },
 		missing: "no million/million.tsv (run scripts/bench/million.sh)"},
+	{file: "wire.svg", draw: drawWire, optional: true, has: hasWire,
+		missing: "no gzip columns in million/million.tsv (run scripts/bench/million.sh)"},
 }
 
 // results are the ns/op of every benchmark of one run, per round, and
@@ -491,21 +496,65 @@ func readTSV(path string) ([]map[string]string, error) {
 
 func drawMillion(r *results, path string) error {
 	p := newPlot("A million pets: list time, the longest Redis command and update p99 vs pets, log–log", "milliseconds (lower is better)")
+	err := addPetSeries(p, r.million, []petSeries{
+		{"list_ms", "list, unchanged (median of 5)", false},
+		{"after_update_ms", "first list after one update", false},
+		{"slowest_ms", "longest Redis command of the run (SLOWLOG)", false},
+		{"upd_lists_p99_ms", "update p99 while 4 clients list once a second", false},
+		{"ys_lists_p99_ms", "yardstick: update p99, same load", true},
+	})
+	if err != nil {
+		return err
+	}
+	// Two decades of room above the slowest figure for the legend.
+	p.Y.Max *= 100
+	return save(p, path, footer(r.millionInfo))
+}
+
+// drawWire draws the list on the wire from million.sh's gzip and
+// conditional columns: req/s of lists accepting gzip and of conditional
+// lists, the project's against the yardstick's (one Redis round trip,
+// then bytes from memory) and bare Gin behind gin-contrib/gzip.
+func drawWire(r *results, path string) error {
+	p := newPlot("The list on the wire: req/s of gzip and conditional lists vs pets, log–log", "requests/s (higher is better)")
+	err := addPetSeries(p, r.million, []petSeries{
+		{"gz_rps", "gzip list (precompressed segments)", false},
+		{"ys_gz_rps", "yardstick: round trip, then gzip bytes from memory", true},
+		{"bare_gz_rps", "bare Gin behind gin-contrib/gzip", false},
+		{"cond_rps", "conditional list (304)", false},
+		{"ys_cond_rps", "yardstick: round trip, then 304", true},
+	})
+	if err != nil {
+		return err
+	}
+	p.Y.Max *= 100
+	return save(p, path, footer(r.millionInfo))
+}
+
+// hasWire reports whether million.tsv has the columns drawWire needs
+// (million.sh writes them since the gzip list).
+func hasWire(r *results) bool {
+	return r.million != nil && r.million[0]["gz_rps"] != ""
+}
+
+// petSeries is one line of a chart against the number of pets: a
+// million.tsv column, its legend, and whether it is a baseline (dashed).
+type petSeries struct {
+	column, label string
+	baseline      bool
+}
+
+// addPetSeries adds a line per series over rows to p, on log–log axes
+// of pets; a size whose value is not positive (not measured) is left out.
+func addPetSeries(p *plot.Plot, rows []map[string]string, series []petSeries) error {
 	p.X.Label.Text = "pets in the inventory"
 	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
 	p.X.Tick.Marker, p.Y.Tick.Marker = plot.LogTicks{Prec: -1}, plot.LogTicks{Prec: -1}
 	p.Legend.Left = true
-	series := []struct{ column, label string }{
-		{"list_ms", "list, unchanged (median of 5)"},
-		{"after_update_ms", "first list after one update"},
-		{"slowest_ms", "longest Redis command of the run (SLOWLOG)"},
-		{"upd_lists_p99_ms", "update p99 while 4 clients list once a second"},
-		{"ys_lists_p99_ms", "yardstick: update p99, same load"},
-	}
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for i, s := range series {
 		var xys plotter.XYs
-		for j, row := range r.million {
+		for j, row := range rows {
 			n, err := strconv.ParseFloat(row["pets"], 64)
 			if err != nil || n <= 0 {
 				return fmt.Errorf("million.tsv row %d: pets %q is not a positive number", j+1, row["pets"])
@@ -527,7 +576,7 @@ func drawMillion(r *results, path string) error {
 		c := palette[i%len(palette)]
 		line.Color, points.Color = c, c
 		line.Width = vg.Points(1.5)
-		if s.column == "ys_lists_p99_ms" {
+		if s.baseline {
 			line.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
 		}
 		p.Add(line, points)
@@ -535,9 +584,7 @@ func drawMillion(r *results, path string) error {
 	}
 	p.Add(plotter.NewGrid())
 	p.X.Min, p.X.Max = lo/2, hi*2
-	// Two decades of room above the slowest figure for the legend.
-	p.Y.Max *= 100
-	return save(p, path, footer(r.millionInfo))
+	return nil
 }
 
 // save draws p with the footer lines under it into an SVG file.
