@@ -17,14 +17,16 @@ import (
 )
 
 // commands counts the commands a client sends, those of pipelines and
-// transactions one by one (MULTI and EXEC included).
-type commands struct{ n atomic.Int64 }
+// transactions one by one (MULTI and EXEC included), and its round trips:
+// each command sent alone, and each pipeline or transaction, as one.
+type commands struct{ n, trips atomic.Int64 }
 
 func (*commands) DialHook(next redis.DialHook) redis.DialHook { return next }
 
 func (c *commands) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		c.n.Add(1)
+		c.trips.Add(1)
 		return next(ctx, cmd)
 	}
 }
@@ -32,6 +34,7 @@ func (c *commands) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 func (c *commands) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
 		c.n.Add(int64(len(cmds)))
+		c.trips.Add(1)
 		return next(ctx, cmds)
 	}
 }
@@ -41,6 +44,13 @@ func (c *commands) count(f func()) int64 {
 	before := c.n.Load()
 	f()
 	return c.n.Load() - before
+}
+
+// roundTrips returns the round trips c makes during f.
+func (c *commands) roundTrips(f func()) int64 {
+	before := c.trips.Load()
+	f()
+	return c.trips.Load() - before
 }
 
 // trimLog drops every entry of the store's change log, as a capped log

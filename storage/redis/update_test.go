@@ -1,40 +1,12 @@
 package redisstore
 
 import (
-	"context"
 	"errors"
-	"sync/atomic"
 	"testing"
 
 	"github.com/petinventory/petinventory/inventory"
 	"github.com/redis/go-redis/v9"
 )
-
-// roundTrips counts a client's round trips: each command sent alone, and
-// each pipeline or transaction (MULTI…EXEC), as one.
-type roundTrips struct{ n atomic.Int64 }
-
-func (*roundTrips) DialHook(next redis.DialHook) redis.DialHook { return next }
-
-func (r *roundTrips) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		r.n.Add(1)
-		return next(ctx, cmd)
-	}
-}
-
-func (r *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		r.n.Add(1)
-		return next(ctx, cmds)
-	}
-}
-
-func (r *roundTrips) count(f func()) int64 {
-	before := r.n.Load()
-	f()
-	return r.n.Load() - before
-}
 
 // TestSetQuantityRoundTrips: an update is two round trips (WATCH and HGET
 // pipelined on the transaction's connection, then MULTI…EXEC), and so is
@@ -42,7 +14,7 @@ func (r *roundTrips) count(f func()) int64 {
 func TestSetQuantityRoundTrips(t *testing.T) {
 	backends(t, func(t *testing.T, c *redis.Client) {
 		ctx := t.Context()
-		rt := &roundTrips{}
+		rt := &commands{}
 		c.AddHook(rt)
 		s := newTestStore(t, c)
 		if err := s.Put(ctx, inventory.Item{PetID: 1, Quantity: 1, Status: inventory.StatusPending}); err != nil {
@@ -54,13 +26,13 @@ func TestSetQuantityRoundTrips(t *testing.T) {
 		}
 		var got inventory.Item
 		var err error
-		if n := rt.count(func() { got, err = s.SetQuantity(ctx, 1, 2) }); n != 2 || err != nil {
+		if n := rt.roundTrips(func() { got, err = s.SetQuantity(ctx, 1, 2) }); n != 2 || err != nil {
 			t.Errorf("SetQuantity = %v: %d round trips, want 2", err, n)
 		}
 		if want := (inventory.Item{PetID: 1, Quantity: 2, Status: inventory.StatusPending}); got != want {
 			t.Errorf("SetQuantity = %+v, want %+v", got, want)
 		}
-		if n := rt.count(func() { _, err = s.SetQuantity(ctx, 2, 2) }); n != 2 || !errors.Is(err, inventory.ErrNotFound) {
+		if n := rt.roundTrips(func() { _, err = s.SetQuantity(ctx, 2, 2) }); n != 2 || !errors.Is(err, inventory.ErrNotFound) {
 			t.Errorf("SetQuantity of a pet with no entry = %v: %d round trips, want not found in 2", err, n)
 		}
 	})
