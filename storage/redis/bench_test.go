@@ -428,14 +428,7 @@ func rawSetQuantity(ctx context.Context, c *redis.Client, k rawKeys, petID int64
 			return err
 		}
 		_, status, _ = strings.Cut(entry, ":")
-		q := strconv.Itoa(qty)
-		_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
-			p.HSet(ctx, k.items, f, q+":"+status)
-			p.XAdd(ctx, &redis.XAddArgs{Stream: k.log, MaxLen: 10000, Approx: true,
-				Values: []string{"n", "0", "op", "set", "d", f + ":" + q + ":" + status}})
-			return nil
-		})
-		return err
+		return rawWrite(ctx, tx, k, f, qty, status)
 	}
 	aborts := 0
 	for range benchMaxRetries + 1 {
@@ -449,6 +442,19 @@ func rawSetQuantity(ctx context.Context, c *redis.Client, k rawKeys, petID int64
 		aborts++
 	}
 	return "", aborts, errExhausted
+}
+
+// rawWrite is the raw loops' MULTI HSET XADD EXEC: the new quantity with
+// the status read, logged as the store logs it.
+func rawWrite(ctx context.Context, tx *redis.Tx, k rawKeys, f string, qty int, status string) error {
+	q := strconv.Itoa(qty)
+	_, err := tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.HSet(ctx, k.items, f, q+":"+status)
+		p.XAdd(ctx, &redis.XAddArgs{Stream: k.log, MaxLen: 10000, Approx: true,
+			Values: []string{"n", "0", "op", "set", "d", f + ":" + q + ":" + status}})
+		return nil
+	})
+	return err
 }
 
 // rawSetQuantity2 is rawSetQuantity in two round trips: WATCH and HGET in
@@ -474,14 +480,7 @@ func rawSetQuantity2(ctx context.Context, c *redis.Client, k rawKeys, petID int6
 			return err
 		}
 		_, status, _ = strings.Cut(entry, ":")
-		q := strconv.Itoa(qty)
-		_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
-			p.HSet(ctx, k.items, f, q+":"+status)
-			p.XAdd(ctx, &redis.XAddArgs{Stream: k.log, MaxLen: 10000, Approx: true,
-				Values: []string{"n", "0", "op", "set", "d", f + ":" + q + ":" + status}})
-			return nil
-		})
-		return err
+		return rawWrite(ctx, tx, k, f, qty, status)
 	}
 	aborts := 0
 	for range benchMaxRetries + 1 {
