@@ -181,7 +181,9 @@ const listFormat = "petinventory list v1\x00"
 // "identity;q=0", or by "*;q=0" without identity named. An absent or
 // empty header asks for identity: RFC 9110 would allow any coding without
 // the header, but a client that sends none (curl without --compressed) may
-// not decode one. Elements that do not parse are ignored.
+// not decode one. Elements that do not parse are ignored. A coding named
+// more than once (gzip and x-gzip are one) takes its lowest qvalue, so
+// that a refusal ("gzip;q=0, gzip") is never overruled.
 func acceptsGzip(header string) bool {
 	if header == "" {
 		return false
@@ -196,11 +198,11 @@ func acceptsGzip(header string) bool {
 		}
 		switch {
 		case strings.EqualFold(coding, "gzip"), strings.EqualFold(coding, "x-gzip"):
-			qGzip = max(qGzip, q)
+			qGzip = lowest(qGzip, q)
 		case strings.EqualFold(coding, "identity"):
-			qIdentity = max(qIdentity, q)
+			qIdentity = lowest(qIdentity, q)
 		case coding == "*":
-			qAny = max(qAny, q)
+			qAny = lowest(qAny, q)
 		}
 	}
 	if qGzip < 0 {
@@ -213,6 +215,14 @@ func acceptsGzip(header string) bool {
 		}
 	}
 	return qGzip > 0 && qGzip >= qIdentity
+}
+
+// lowest returns q, or the qvalue already seen when lower; -1 is none seen.
+func lowest(seen, q int) int {
+	if seen < 0 {
+		return q
+	}
+	return min(seen, q)
 }
 
 // parseWeight parses an element's parameters: an optional weight

@@ -189,7 +189,10 @@ func TestAcceptsGzip(t *testing.T) {
 		"gzip;level=9":                  true, // unknown parameter: ignored
 		" , ,gzip":                      true,
 		"gzipx":                         false,
-		"x-gzip;q=0, gzip":              true, // the higher of the two
+		"x-gzip;q=0, gzip":              false, // one coding named twice: the refusal wins
+		"gzip;q=0, gzip":                false,
+		"gzip, gzip;q=0.5, identity":    false, // gzip at its lowest, 0.5, under identity
+		"identity;q=0, identity, gzip":  true,
 		"gzip;q=0.3, deflate;q=0.9":     true,
 		"compress;q=0.5, gzip;q=0.4, *": true,
 	} {
