@@ -198,6 +198,16 @@ func TestListOverHTTP(t *testing.T) {
 	if nm.StatusCode != 304 || len(b) != 0 || nm.Header.Get("ETag") != raw.Header.Get("ETag") || nm.Header.Get("Vary") != "Accept-Encoding" || nm.Header.Get("Cache-Control") != "private, no-cache" {
 		t.Errorf("conditional gzip list: %d %v, %d bytes", nm.StatusCode, nm.Header, len(b))
 	}
+	// A header sent on several lines is one list (RFC 9110 section 5.3):
+	// the tag on the second line matches, the gzip on the second is taken.
+	split, b := get(http.Header{"Accept-Encoding": {"br", "gzip"}, "If-None-Match": {`"other"`, raw.Header.Get("ETag")}})
+	if split.StatusCode != 304 || len(b) != 0 {
+		t.Errorf("If-None-Match and Accept-Encoding on two lines each: %d %v; want 304", split.StatusCode, split.Header)
+	}
+	split, b = get(http.Header{"Accept-Encoding": {"br", "gzip"}})
+	if split.Header.Get("Content-Encoding") != "gzip" || decodeGzip(t, string(b)) != string(identity) {
+		t.Errorf("Accept-Encoding on two lines, br then gzip: %v; want the gzip list", split.Header)
+	}
 }
 
 // The adapters' large-list check, on net/http.
@@ -206,6 +216,16 @@ func TestLargeListOverSocket(t *testing.T) {
 	srv := httptest.NewServer(http.StripPrefix("/v1", api))
 	defer srv.Close()
 	check(srv.URL + "/v1/inventory")
+}
+
+// A client sending an update body far past the limit reads its 413 on
+// net/http, also when it asked to close the connection (net/http itself
+// reads none of the unread body then, and the kernel would reset the
+// connection under the answer).
+func TestLargeBodyAlwaysReadsItsAnswer(t *testing.T) {
+	srv := httptest.NewServer(http.StripPrefix("/v1", newAPI(t, bigStore(t, 1))))
+	defer srv.Close()
+	benchfix.RefusedLargeBodies(t, srv.URL, testKey, 50)
 }
 
 // A host's middleware that has set Content-Encoding before the API runs

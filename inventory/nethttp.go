@@ -3,8 +3,11 @@ package inventory
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/petinventory/petinventory/inventory/internal/wire"
 )
@@ -75,9 +78,9 @@ func (a *API) ServeRoute(w http.ResponseWriter, r *http.Request, route Route, pe
 		Authorization: r.Header.Get("Authorization"),
 	}
 	if route == RouteList {
-		req.IfNoneMatch = r.Header.Get("If-None-Match")
+		req.IfNoneMatch = headerList(r.Header, "If-None-Match")
 		if _, claimed := w.Header()["Content-Encoding"]; !claimed {
-			req.AcceptEncoding = r.Header.Get("Accept-Encoding")
+			req.AcceptEncoding = headerList(r.Header, "Accept-Encoding")
 		} // else a host's compression middleware encodes the answer: it gets the identity list, so that nothing is encoded twice
 	} else { // a list reads no body: skip the lookups
 		req.ContentType = r.Header.Get("Content-Type")
@@ -87,7 +90,52 @@ func (a *API) ServeRoute(w http.ResponseWriter, r *http.Request, route Route, pe
 		}
 	}
 	resp := a.serveObserved(r.Context(), &req)
+	refused := resp.Status >= http.StatusBadRequest
 	writeResponse(w, &resp)
+	if refused && r.Body != http.NoBody && r.ContentLength != 0 {
+		drainRefused(w, r.Body)
+	}
+}
+
+// What is read and discarded of a request body the API answered without
+// reading it whole (413, 401, 415, …; an accepted update reads its body to
+// the end). The same bounds as package inventoryfiber's.
+const (
+	maxLingerBytes = 64 << 20
+	maxLingerTime  = 3 * time.Second
+)
+
+// drainRefused sends the answer, then reads and discards what is left of
+// body, within maxLingerBytes and maxLingerTime. net/http itself reads at
+// most 256 KiB of an unread body, and none when the client asked to close
+// the connection; it then closes the connection with the rest unread, so
+// the kernel resets it and a client still sending its body may never read
+// the answer. With the body read, the connection ends cleanly (or is
+// reused). A ResponseWriter that cannot bound the read in time is left to
+// its server.
+func drainRefused(w http.ResponseWriter, body io.Reader) {
+	rc := http.NewResponseController(w)
+	if rc.SetReadDeadline(time.Now().Add(maxLingerTime)) != nil {
+		return
+	}
+	if rc.Flush() != nil {
+		return
+	}
+	_, _ = io.CopyN(io.Discard, body, maxLingerBytes)
+}
+
+// headerList returns the value of the list-valued header key (in canonical
+// form), its lines joined by commas when it came more than once, as RFC
+// 9110 section 5.3 reads repeated field lines.
+func headerList(h http.Header, key string) string {
+	switch v := h[key]; len(v) {
+	case 0:
+		return ""
+	case 1:
+		return v[0]
+	default:
+		return strings.Join(v, ", ")
+	}
 }
 
 // writeResponse copies resp to w, then releases it. A body in one piece

@@ -15,7 +15,8 @@ import (
 // answer has been sent and the rest of the body read for up to
 // maxLingerBytes and maxLingerTime: closing a socket with unread bytes
 // makes the kernel reset the connection, and a client still sending its
-// body then loses the answer it was about to read.
+// body then loses the answer it was about to read. maxLingerBytes and
+// maxLingerTime are the bounds package inventory keeps on net/http.
 const (
 	maxDrainBytes  = 256 << 10
 	maxLingerBytes = 64 << 20

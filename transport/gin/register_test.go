@@ -60,3 +60,16 @@ func TestLargeListOverSocket(t *testing.T) {
 	defer srv.Close()
 	check(srv.URL + "/v1/inventory")
 }
+
+// A client sending an update body far past the limit reads its 413 on
+// Gin, on keep-alive connections and on those it asked to close.
+func TestLargeBodyAlwaysReadsItsAnswer(t *testing.T) {
+	gin.SetMode(gin.ReleaseMode)
+	engine := gin.New()
+	if err := inventorygin.Register(engine.Group("/v1"), newAPI(t)); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(engine)
+	defer srv.Close()
+	benchfix.RefusedLargeBodies(t, srv.URL, "k", 50)
+}
