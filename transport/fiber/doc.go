@@ -10,7 +10,8 @@
 //	...
 //	if err := inventoryfiber.Register(app.Group("/v1"), api); err != nil { ... }
 //
-// Two settings of the host's fiber.Config act before any handler runs:
+// Two settings of the host's fiber.Config act before any handler runs (a
+// third, BodyLimit, bounds every route of the app):
 //
 //   - StreamRequestBody: set it. The update body then reaches the API as a
 //     stream, a huge one is refused with the contract's 413 after the

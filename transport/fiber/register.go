@@ -1,6 +1,7 @@
 package inventoryfiber
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"strings"
@@ -67,15 +68,17 @@ func serve(c *fiber.Ctx, api *inventory.API, route inventory.Route, petID string
 	}
 	if route == inventory.RouteList {
 		// The list reads no body, but is negotiated and conditional.
-		req.AcceptEncoding = c.Get(fiber.HeaderAcceptEncoding)
-		req.IfNoneMatch = c.Get(fiber.HeaderIfNoneMatch)
-	} else if s := c.Context().RequestBodyStream(); s != nil {
+		req.AcceptEncoding = headerList(c, fiber.HeaderAcceptEncoding)
+		req.IfNoneMatch = headerList(c, fiber.HeaderIfNoneMatch)
+	}
+	if s := c.Context().RequestBodyStream(); s != nil {
 		// fiber.Config.StreamRequestBody: the body is still on the wire,
-		// and the API reads no more of it than its limit + 1 byte.
+		// and the API reads no more of it than its limit + 1 byte (none of
+		// a list's, nor of a 405's: what is left is drained below).
 		stream = &countingReader{r: s}
 		req.Body = adapter.StreamedBody(stream)
 		req.ContentLength = max(int64(c.Request().Header.ContentLength()), -1)
-	} else {
+	} else if route != inventory.RouteList {
 		// fasthttp has buffered the body (up to BodyLimit); raw, with no
 		// Content-Encoding decoding, as on net/http.
 		req.Body = adapter.BufferedBody(c.Request().Body())
@@ -85,8 +88,8 @@ func serve(c *fiber.Ctx, api *inventory.API, route inventory.Route, petID string
 	}
 	resp := adapter.Serve(c.UserContext(), api, req)
 	if stream != nil && !stream.eof && req.ContentLength != 0 {
-		// The API refused the body without reading it all (413, 401, …):
-		// see drainRefused.
+		// The API refused the body without reading it all (413, 401, a
+		// list or a 405 that reads none): see drainRefused.
 		drainRefused(c.Context(), stream, req.ContentLength)
 	}
 	c.Status(resp.Status)
@@ -113,4 +116,18 @@ func serve(c *fiber.Ctx, api *inventory.API, route inventory.Route, petID string
 	}
 	resp.Release()
 	return nil
+}
+
+// headerList returns the value of the list-valued request header key, its
+// lines joined by commas when it came more than once (RFC 9110 section
+// 5.3), as adapter.Request asks; c.Get reads the first line only.
+func headerList(c *fiber.Ctx, key string) string {
+	switch v := c.Request().Header.PeekAll(key); len(v) {
+	case 0:
+		return ""
+	case 1:
+		return utils.UnsafeString(v[0]) // valid until Serve returns, as Request allows
+	default:
+		return string(bytes.Join(v, []byte(", ")))
+	}
 }

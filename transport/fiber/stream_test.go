@@ -82,6 +82,7 @@ func rawPatch(addr, path string, body io.Reader, length int64) (int, string, err
 // connection after the answer.
 func TestRefusedStreamedBodyIsNotANextRequest(t *testing.T) {
 	app := fiber.New(fiber.Config{StreamRequestBody: true, DisableStartupMessage: true})
+	app.Post("/healthz", func(c *fiber.Ctx) error { return c.SendString("ok") }) // a host route that reads no body
 	if err := inventoryfiber.Register(app.Group("/v1"), newAPI(t)); err != nil {
 		t.Fatal(err)
 	}
@@ -111,6 +112,37 @@ func TestRefusedStreamedBodyIsNotANextRequest(t *testing.T) {
 			t.Fatalf("second answer %d %s; want the PATCH's 200 (the smuggled GET was served?)", resp.StatusCode, b)
 		}
 	})
+	// Routes that read no body at all (the list, a 405, the host's own)
+	// leave all of it unread; fasthttp before v1.76.0 read it as the next
+	// request.
+	for _, first := range []string{
+		"GET /v1/inventory HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\n",
+		"PATCH /v1/inventory HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\n",
+		"POST /healthz HTTP/1.1\r\nHost: x\r\n",
+	} {
+		for _, pad := range []int{0, 10000, 300 << 10} {
+			name := fmt.Sprintf("%s with %d bytes before the smuggled request", first[:strings.Index(first, " HTTP")], pad)
+			t.Run(name, func(t *testing.T) {
+				conn, br := dial(t, addr)
+				body := strings.Repeat("\r\n", pad/2) + smuggled
+				go func() {
+					_, _ = io.WriteString(conn, fmt.Sprintf("%sContent-Length: %d\r\n\r\n%s", first, len(body), body)+valid)
+				}()
+				if got := readStatus(t, conn, br); got == 0 {
+					t.Fatal("no first answer")
+				}
+				_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+				next, err := http.ReadResponse(br, nil)
+				if err != nil {
+					return // the connection was closed after the answer: nothing smuggled
+				}
+				b, _ := io.ReadAll(next.Body)
+				if next.StatusCode != 200 || !strings.Contains(string(b), `"quantity":5`) || strings.HasPrefix(string(b), "[") {
+					t.Fatalf("second answer %d %.60s; want the PATCH's 200 or a closed connection (the body was read as a request)", next.StatusCode, b)
+				}
+			})
+		}
+	}
 	t.Run("large rest: connection closed", func(t *testing.T) {
 		conn, br := dial(t, addr)
 		pad := strings.Repeat(" ", 300<<10) // over the drain bound
