@@ -30,7 +30,7 @@ func cacheChecks() []*check {
 			name:   "gzip/decodes-to-identity",
 			source: srcGzip + "; RFC 9110 §8.4",
 			rule: "A list asked for with Accept-Encoding: gzip is either the identity list or Content-Encoding: gzip with a Content-Length, " +
-				"and then decodes to exactly the identity list. The check is skipped when the server answers identity (a list under its compression threshold).",
+				"and then decodes to exactly the identity list and has a strong ETag other than the identity list's. The check is skipped when the server answers identity (a list under its compression threshold).",
 			run: func(c *checker) {
 				for attempt := 0; ; attempt++ {
 					plain := c.do(request{method: http.MethodGet, path: "/inventory"})
@@ -47,6 +47,14 @@ func cacheChecks() []*check {
 					case "gzip":
 					default:
 						c.fatalf(zipped, "Content-Encoding: gzip or none", "Content-Encoding: %s to a request that accepts gzip only", ce)
+					}
+					// A strong tag names one representation (RFC 9110
+					// §8.8.3): the gzip list's differs from the identity
+					// list's of the same state. A compression middleware in
+					// front of the API that keeps the identity tag fails here.
+					if tag := zipped.resp.header.Get("ETag"); tag != "" && !strings.HasPrefix(tag, "W/") && tag == plain.resp.header.Get("ETag") {
+						c.failf(zipped, "a gzip list whose strong ETag differs from the identity list's", "the gzip list has the identity list's ETag %s, which then names two representations: "+
+							"is a compression middleware in front of the API compressing its identity answer? Let the API compress its list (exclude its paths from the middleware)", tag)
 					}
 					if len(zipped.resp.header.Values("Content-Length")) == 0 {
 						c.failf(zipped, "a gzip list with Content-Length", "no Content-Length")
