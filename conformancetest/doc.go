@@ -1,6 +1,7 @@
 // Package conformancetest checks, over HTTP only, that a deployment of the
-// Pet Store inventory API behaves as the specification and the
-// petinventory contract (docs/CONTRACT.md) require. It imports nothing from
+// Pet Store inventory API behaves as the specification (docs/SPEC.md in
+// the petinventory repository) and the petinventory contract
+// (docs/CONTRACT.md) require. It imports nothing from
 // the petinventory repository and nothing outside the standard library, so
 // it can judge any implementation, in any language, by its URL.
 //
