@@ -257,12 +257,28 @@ type onlyReader struct{ r io.Reader }
 
 func (o onlyReader) Read(p []byte) (int, error) { return o.r.Read(p) }
 
-// scrub replaces every occurrence of the key with $INVENTORY_API_KEY.
+// scrub replaces every occurrence of the key with $INVENTORY_API_KEY. A
+// key shorter than minEchoKey is replaced only where it is known to stand
+// (scrubAuthorization): in free text it stands by chance ("k" in every
+// word with a k), and replacing it there would garble the report.
 func (rn *runner) scrub(s string) string {
-	if rn.cfg.APIKey == "" {
+	if len(rn.cfg.APIKey) < minEchoKey {
 		return s
 	}
 	return strings.ReplaceAll(s, rn.cfg.APIKey, keyVar)
+}
+
+// scrubAuthorization hides the key in an Authorization value the suite
+// sent: everywhere, as scrub does, or for a short key where it is the
+// credentials after the scheme.
+func (rn *runner) scrubAuthorization(v string) string {
+	if len(rn.cfg.APIKey) >= minEchoKey {
+		return rn.scrub(v)
+	}
+	if i := strings.LastIndexAny(v, " \t"); i >= 0 && rn.cfg.APIKey != "" && v[i+1:] == rn.cfg.APIKey {
+		return v[:i+1] + keyVar
+	}
+	return v
 }
 
 // echoes reports whether the answer holds the API key, in a header or the
@@ -305,7 +321,7 @@ func (rn *runner) record(ex *exchange) *Exchange {
 	case a == nil:
 		rec.Request.Header["Authorization"] = "Bearer " + keyVar
 	case a.send:
-		rec.Request.Header["Authorization"] = rn.scrub(a.value)
+		rec.Request.Header["Authorization"] = rn.scrubAuthorization(a.value)
 	}
 	if ex.req.contentType != "" {
 		rec.Request.Header["Content-Type"] = ex.req.contentType

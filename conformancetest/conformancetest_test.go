@@ -190,6 +190,29 @@ func TestRecordsHideTheKey(t *testing.T) {
 	}
 }
 
+// TestShortKeyLeavesTextAlone: a key shorter than minEchoKey ("k") is
+// hidden where the suite sent it, and nowhere else, so that the report's
+// words stay whole.
+func TestShortKeyLeavesTextAlone(t *testing.T) {
+	rn, err := newRunner(Config{BaseURL: "http://127.0.0.1:1/v1", APIKey: "k"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex := &exchange{
+		req: request{method: http.MethodGet, path: "/inventory", auth: withAuth("Bearer k")},
+		url: "http://127.0.0.1:1/v1/inventory",
+		resp: &response{status: 401, header: http.Header{"Www-Authenticate": {`Bearer realm="inventory"`}},
+			body: []byte(`{"code":"unauthorized","message":"the key is unknown","status":401}`)},
+	}
+	rec := rn.record(ex)
+	if got := rec.Request.Header["Authorization"]; got != "Bearer "+keyVar {
+		t.Errorf("Authorization shown as %q; want Bearer %s", got, keyVar)
+	}
+	if !strings.Contains(rec.Response.Body, "the key is unknown") || rn.scrub("came back identity") != "came back identity" {
+		t.Errorf("a short key garbled the text: %q", rec.Response.Body)
+	}
+}
+
 func TestReportSummary(t *testing.T) {
 	rep := &Report{Results: []Result{{Outcome: Pass}, {Outcome: Pass}, {Outcome: Fail}, {Outcome: Skip}}}
 	if got := rep.Summary(); got != "2 passed, 1 failed, 1 skipped" {
