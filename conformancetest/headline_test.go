@@ -146,3 +146,21 @@ func TestAPIAnswersNotForeign(t *testing.T) {
 		}
 	}
 }
+
+// TestWrongBaseURLHeadline: a base URL without its version segment, where
+// the list gets a router's plain-text 404, is the first headline, before
+// the answers from in front of the API that follow from it.
+func TestWrongBaseURLHeadline(t *testing.T) {
+	base := newRefServer(t, &refServer{}) // serves under /v1
+	root := strings.TrimSuffix(base, "/v1")
+	if root == base {
+		t.Fatalf("the reference server's base %s has no /v1 to drop", base)
+	}
+	rep, err := RunChecks(context.Background(), Config{BaseURL: root, APIKey: refKey, Run: `^(list|auth)/`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Headlines) == 0 || !strings.Contains(rep.Headlines[0], "is the base URL right, version segment included") {
+		t.Fatalf("headlines %q; want the base URL first", rep.Headlines)
+	}
+}

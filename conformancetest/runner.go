@@ -198,6 +198,10 @@ func RunChecks(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	rep.Duration = time.Since(rep.Started)
 	rep.Headlines = rn.headlines(rep)
+	if note != "" {
+		// A wrong base URL explains every failure after it: say it first.
+		rep.Headlines = append([]string{note + " The failures below may all follow from it."}, rep.Headlines...)
+	}
 	// Leave no idle connection to the target behind: a server that shuts
 	// down gracefully would wait for them (fasthttp waits for every open
 	// connection, including ones dialled but never used).
