@@ -964,9 +964,10 @@ type ListInventoryResponse200Headers struct {
 
 // ListInventoryResponse304Headers the declared response headers of an HTTP 304 response for ListInventory
 type ListInventoryResponse304Headers struct {
-	CacheControl string
-	ETag         string
-	Vary         string
+	CacheControl        string
+	ETag                string
+	Vary                string
+	XContentTypeOptions *string
 }
 
 // ListInventoryResponse401Headers the declared response headers of an HTTP 401 response for ListInventory
@@ -1421,6 +1422,13 @@ func ParseListInventoryResponse(rsp *http.Response) (*ListInventoryResponse, err
 				return nil, err
 			}
 			headers.Vary = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = &value
 		}
 		response.Headers304 = &headers
 	case rsp.StatusCode == 401:
