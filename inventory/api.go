@@ -70,12 +70,18 @@ type API struct {
 // when neither WithAPIKeys nor WithAuthenticator is given, and on any
 // invalid option.
 func New(store Store, opts ...Option) (*API, error) {
+	if store == nil {
+		return nil, errors.New("inventory: New: store is nil")
+	}
 	svc, err := NewService(store)
 	if err != nil {
 		return nil, fmt.Errorf("inventory: New: %w", err)
 	}
 	c := config{maxBodyBytes: DefaultMaxBodyBytes}
-	for _, o := range opts {
+	for i, o := range opts {
+		if o == nil {
+			return nil, fmt.Errorf("inventory: New: option %d is nil", i+1)
+		}
 		o(&c)
 	}
 	a := &API{svc: svc, maxBody: c.maxBodyBytes, log: c.logger, storeTimeout: c.storeTimeout, obs: c.observer}

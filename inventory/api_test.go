@@ -155,7 +155,7 @@ func TestNewConfigurationErrors(t *testing.T) {
 		opts  []inventory.Option
 		want  string
 	}{
-		{"nil store", nil, []inventory.Option{inventory.WithAPIKeys("k")}, "store is nil"},
+		{"nil store", nil, []inventory.Option{inventory.WithAPIKeys("k")}, "inventory: New: store is nil"},
 		{"no keys", ms, nil, "no API key configured"},
 		{"nil authenticator", ms, []inventory.Option{inventory.WithAuthenticator(nil)}, "no API key configured"},
 		{"empty key list", ms, []inventory.Option{inventory.WithAPIKeys()}, "no API key given"},
@@ -165,6 +165,7 @@ func TestNewConfigurationErrors(t *testing.T) {
 		{"body limit 0", ms, []inventory.Option{inventory.WithAPIKeys("k"), inventory.WithMaxBodyBytes(0)}, "at least 64"},
 		{"body limit negative", ms, []inventory.Option{inventory.WithAPIKeys("k"), inventory.WithMaxBodyBytes(-1)}, "at least 64"},
 		{"negative timeout", ms, []inventory.Option{inventory.WithAPIKeys("k"), inventory.WithStoreTimeout(-time.Second)}, "must not be negative"},
+		{"nil option", ms, []inventory.Option{inventory.WithAPIKeys("k"), nil}, "option 2 is nil"},
 	}
 	for _, c := range cases {
 		api, err := inventory.New(c.store, c.opts...)

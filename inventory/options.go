@@ -27,6 +27,8 @@ type config struct {
 // never logged. A key must be non-empty printable ASCII without spaces, at
 // most 512 bytes.
 //
+// A later WithAPIKeys replaces the keys an earlier one gave.
+//
 // There is no default: New fails unless WithAPIKeys or WithAuthenticator is
 // given, so the API is never served open by mistake.
 func WithAPIKeys(keys ...string) Option {

@@ -1,6 +1,8 @@
 package inventoryotel
 
 import (
+	"fmt"
+
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
@@ -28,9 +30,12 @@ type optionFunc func(*config)
 
 func (f optionFunc) apply(c *config) { f(c) }
 
-func newConfig(opts []Option) config {
+func newConfig(opts []Option) (config, error) {
 	c := config{routePrefix: DefaultRoutePrefix}
-	for _, o := range opts {
+	for i, o := range opts {
+		if o == nil {
+			return c, fmt.Errorf("inventoryotel: NewObserver: option %d is nil", i+1)
+		}
 		o.apply(&c)
 	}
 	if c.meterProvider == nil {
@@ -39,7 +44,7 @@ func newConfig(opts []Option) config {
 	if c.tracerProvider == nil {
 		c.tracerProvider = otel.GetTracerProvider()
 	}
-	return c
+	return c, nil
 }
 
 // WithMeterProvider sets the MeterProvider the metrics are recorded with.

@@ -70,7 +70,10 @@ type storeKey struct {
 // NewObserver returns an Observer recording with the providers of opts
 // (by default the global ones).
 func NewObserver(opts ...Option) (*Observer, error) {
-	c := newConfig(opts)
+	c, err := newConfig(opts)
+	if err != nil {
+		return nil, err
+	}
 	if c.routePrefix != "" && (!strings.HasPrefix(c.routePrefix, "/") || strings.HasSuffix(c.routePrefix, "/")) {
 		return nil, fmt.Errorf("inventoryotel: route prefix %q: want \"\" or a path such as /v1 (starting with /, not ending with /)", c.routePrefix)
 	}

@@ -368,6 +368,12 @@ func TestRoutePrefix(t *testing.T) {
 	}
 }
 
+func TestNilOption(t *testing.T) {
+	if o, err := inventoryotel.NewObserver(inventoryotel.WithRoutePrefix("/v1"), nil); o != nil || err == nil || !strings.Contains(err.Error(), "option 2 is nil") {
+		t.Errorf("NewObserver with a nil option = %v, %v; want an error naming it", o, err)
+	}
+}
+
 func TestMethod(t *testing.T) {
 	for _, m := range []string{"GET", "PATCH", "HEAD", "OPTIONS", "POST", "PUT", "DELETE", "CONNECT", "TRACE", "QUERY"} {
 		if got := inventoryotel.Method(m); got != m {

@@ -86,8 +86,8 @@
 //
 // Redis runs one command at a time, so one long command stalls every
 // other client of that Redis. No command of the store runs long at any
-// size of the inventory (TestNoSlowCommand checks it; BENCHMARKS.md has
-// the figures):
+// size of the inventory (the package's tests check it against a real
+// redis-server's SLOWLOG; BENCHMARKS.md has the figures):
 //
 //   - a full read is HSCAN in chunks of about 300 entries, then the log
 //     entries written meanwhile, in XRANGE pages of 100;

@@ -161,7 +161,10 @@ func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
 		return nil, errors.New("redisstore: New: client is nil")
 	}
 	c := config{prefix: DefaultKeyPrefix, maxRetries: defaultMaxRetries}
-	for _, o := range opts {
+	for i, o := range opts {
+		if o == nil {
+			return nil, fmt.Errorf("redisstore: New: option %d is nil", i+1)
+		}
 		o(&c)
 	}
 	if err := validPrefix(c.prefix); err != nil {
@@ -671,8 +674,8 @@ func (s *Store) exec(ctx context.Context, op string, queue func(p redis.Pipeline
 	}
 }
 
-// Put creates or replaces entries, and is idempotent. Up to putChunk
-// (250) items it is one MULTI/EXEC, atomic; more are written in
+// Put creates or replaces entries, and is idempotent. Up to 250 items it
+// is one MULTI/EXEC, atomic; more are written in
 // transactions of 250 items each, in order: each chunk is atomic (a list
 // shows all of it or none of it) but a list may show the first chunks
 // without the later ones, and a failure may leave the first chunks

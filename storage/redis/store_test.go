@@ -343,6 +343,9 @@ func TestNew(t *testing.T) {
 			t.Errorf("New(WithMaxRetries(%d)) = %v, %v; want an error naming the option", n, s, err)
 		}
 	}
+	if s, err := New(c, WithMaxRetries(1), nil); s != nil || err == nil || !strings.Contains(err.Error(), "option 2 is nil") {
+		t.Errorf("New with a nil option = %v, %v; want an error naming it", s, err)
+	}
 	s, err := New(c)
 	if err != nil || s.KeyPrefix() != DefaultKeyPrefix || s.maxRetries != defaultMaxRetries {
 		t.Fatalf("New(c) = %+v, %v; want the defaults", s, err)
