@@ -77,9 +77,10 @@
 //   - Config.Writers callers seeding an empty store at once: exactly one
 //     reports writing, and the store holds exactly its seed.
 //
-// Each of the last four is skipped, with a log line, when its Config
-// field is nil; every ChangeLister check is skipped, with a log line, for
-// a store that is not one. For a backend shared by processes (Redis), a
+// A check that names a Config field (TrimLog, LoseLog, BetweenPages,
+// NewInstance) is skipped, with a log line, when that field is nil; every
+// ChangeLister check is skipped, with a log line, for a store that is not
+// one, and every Seeder check for a store that is not one. For a backend shared by processes (Redis), a
 // test sets them all:
 //
 //	storetest.Run(t, storetest.Config{
