@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/gofiber/fiber/v2/utils"
 	"github.com/petinventory/petinventory/inventory"
 	"github.com/valyala/fasthttp"
 )
@@ -43,10 +42,15 @@ func ServeOtherMethods(app *fiber.App, api *inventory.API, prefix string) error 
 	next := srv.Handler
 	srv.Handler = func(fctx *fasthttp.RequestCtx) {
 		if !known[string(fctx.Method())] { // fiber's own test, which makes it answer 400
-			if route, petID, ok := matchRoute(utils.UnsafeString(fctx.Path()), prefix, cfg.CaseSensitive); ok {
-				c := app.AcquireCtx(fctx)
-				defer app.ReleaseCtx(c)
+			c := app.AcquireCtx(fctx)
+			// c.Path is the path fiber routes on (as sent, unescaped
+			// with Config.UnescapePath), not fasthttp's cleaned one.
+			route, petID, ok := matchRoute(c.Path(), prefix, cfg.CaseSensitive)
+			if ok {
 				_ = serve(c, api, route, petID)
+			}
+			app.ReleaseCtx(c)
+			if ok {
 				return
 			}
 		}

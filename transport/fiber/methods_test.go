@@ -66,7 +66,7 @@ func TestOtherMethods(t *testing.T) {
 				}
 			}
 			// Not the API's paths: fiber's answer, whatever the method.
-			for _, path := range []string{"/v1/other", "/v1/inventory/1/x", "/v1/inventoryx"} {
+			for _, path := range []string{"/v1/other", "/v1/inventory/1/x", "/v1/inventoryx", "/v1//inventory"} { // the last: fiber routes the path as sent
 				if status, body, _ := do(m, path); status == 405 || strings.Contains(body, "method_not_allowed") {
 					t.Errorf("%s: %s %s = %d %s; the API answered a path not its own", tc.name, m, path, status, body)
 				}
