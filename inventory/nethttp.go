@@ -92,7 +92,7 @@ func (a *API) ServeRoute(w http.ResponseWriter, r *http.Request, route Route, pe
 	resp := a.serveObserved(r.Context(), &req)
 	refused := resp.Status >= http.StatusBadRequest
 	writeResponse(w, &resp)
-	if refused && r.Body != http.NoBody && r.ContentLength != 0 {
+	if refused && r.ProtoMajor == 1 && r.Body != http.NoBody && r.ContentLength != 0 { // HTTP/2 ends a stream without a reset of the connection
 		drainRefused(w, r.Body)
 	}
 }
