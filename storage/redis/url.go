@@ -222,7 +222,19 @@ func parseURL(rawURL string) (*Config, error) {
 		if _, err := url.Parse(redact(rawURL)); err != nil {
 			return nil, errors.New(redact(err.Error()))
 		}
-		return nil, errors.New("its user or password part is not valid (percent-encode reserved characters)")
+		return nil, errors.New(reservedInUserinfo)
+	}
+	// A password with a reserved character that is not percent-encoded
+	// can parse as a URL that ends its user part early: the rest of the
+	// password lands in the path, query or fragment, where an error would
+	// quote it. A Redis URL has no fragment, and no "@" after its host.
+	if u.Fragment != "" || strings.Contains(rawURL, "#") || strings.Contains(u.Path, "@") {
+		return nil, errors.New(reservedInUserinfo)
+	}
+	for k := range u.Query() {
+		if strings.Contains(k, "@") {
+			return nil, errors.New(reservedInUserinfo)
+		}
 	}
 	if strings.Contains(u.Host, ",") {
 		return nil, fmt.Errorf("host %q names several addresses separated by commas; for a Cluster write redis://host1:port1?addr=host2:port2&addr=host3:port3, for Sentinel redis://sentinel1:port?master_name=NAME&addr=sentinel2:port", u.Host)
@@ -394,13 +406,22 @@ func goRedisError(err error) error {
 	return errors.New(redact(strings.TrimPrefix(err.Error(), "redis: ")))
 }
 
+// reservedInUserinfo is the error of a URL whose user or password part
+// does not parse, or parses short; it quotes nothing of the URL.
+const reservedInUserinfo = "its user or password part does not parse: percent-encode a reserved character in it " +
+	"(/ as %2F, ? as %3F, # as %23, @ as %40, : in the user as %3A), e.g. with url.UserPassword(user, password).String()"
+
 // redact returns s (a URL, or an error quoting one) with the user
 // information of the URL and the values of password= parameters replaced.
+// The user information ends at the last "@" of the URL (before a quote or
+// a space, which end a URL an error quotes), since a password that is not
+// percent-encoded may hold "/", "?" or "#": more than the user information
+// may be hidden, never less.
 func redact(s string) string {
 	if i := strings.Index(s, "://"); i >= 0 {
 		rest := s[i+3:]
 		end := len(rest)
-		if j := strings.IndexAny(rest, "/?#\" "); j >= 0 {
+		if j := strings.IndexAny(rest, "\" "); j >= 0 {
 			end = j
 		}
 		if at := strings.LastIndexByte(rest[:end], '@'); at >= 0 {

@@ -159,6 +159,14 @@ func TestParseURLErrors(t *testing.T) {
 		{"redis+cluster://127.0.0.1:6379", "must start with"},
 		{"redis://:" + secret + "@127.0.0.1:notaport/0", "port"},
 		{"redis://user:" + secret + "%zz@127.0.0.1:6379/0", "user or password"},
+		// Reserved characters left raw in a password (base64 holds /):
+		// however the URL parses, no part of the password is quoted.
+		{"rediss://spec:" + secret + "#frag@127.0.0.1:16400/0", "percent-encode"},
+		{"rediss://spec:" + secret + "/def@127.0.0.1:16400/0", "percent-encode"},
+		{"rediss://spec:1/" + secret + "@127.0.0.1:16400/0", "percent-encode"},
+		{"rediss://spec:1?" + secret + "@127.0.0.1:16400/0", "percent-encode"},
+		{"rediss://spec:p@" + secret + "/w:rd#x@127.0.0.1:16400/0", "percent-encode"},
+		{"rediss://spec:" + secret + "?x@127.0.0.1:16400/0", "percent-encode"},
 		{"redis://user:" + secret + "@127.0.0.1:6379/notadb", "notadb"},
 		{"redis://127.0.0.1:6379/0?no_such_option=1", "no_such_option"},
 		{"redis://127.0.0.1:99999/0", `port "99999"`},
@@ -217,6 +225,8 @@ func TestRedact(t *testing.T) {
 		"redis://u:pw@h:1/0":                      "redis://xxxxx@h:1/0",
 		"redis://h:1/0?password=pw&db=1":          "redis://h:1/0?password=xxxxx&db=1",
 		`parse "redis://:pw@h:x/0": invalid port`: `parse "redis://xxxxx@h:x/0": invalid port`,
+		`parse "redis://u:p/w#x@h:1/0": invalid`:  `parse "redis://xxxxx@h:1/0": invalid`,
+		"redis://u:a?b@h:1/0":                     "redis://xxxxx@h:1/0",
 		"redis://h:1/0":                           "redis://h:1/0",
 	} {
 		if got := redact(in); got != want {
