@@ -189,6 +189,8 @@
 //     another topology than the server's.
 //   - eviction-policy: maxmemory-policy allkeys-* (Ready only).
 //   - maxmemory: OOM command not allowed; raise maxmemory or free memory.
+//   - password-file: the file Config.UsePasswordFile names is missing or
+//     empty when a new connection reads it (a rotation that left it so).
 //
 // go-redis logs on its own too (process-wide, redis.SetLogger):
 // NewGoRedisLogger sends its lines to an slog.Logger, its routine

@@ -81,6 +81,7 @@ const (
 	faultSentinel    = "sentinel-port"
 	faultEviction    = "eviction-policy"
 	faultOOM         = "maxmemory"
+	faultPassword    = "password-file"
 )
 
 // classify returns the kind of configuration fault err shows and its fix,
@@ -89,6 +90,10 @@ const (
 func (s *Store) classify(err error) (kind, fix string) {
 	if ef, ok := errors.AsType[*evictionFault](err); ok {
 		return faultEviction, ef.fix()
+	}
+	if pf, ok := errors.AsType[*passwordFileError](err); ok {
+		return faultPassword, fmt.Sprintf("the password file %s (INVENTORY_REDIS_PASSWORD_FILE, Config.UsePasswordFile) cannot be used for a new connection: %s; "+
+			"write the password into it (when rotating, replace the file whole, with a rename)", pf.path, pf.reason())
 	}
 	sentinels := strings.Contains(err.Error(), "all sentinels specified in configuration are unreachable")
 	if sentinels && errors.Is(err, redis.Nil) {

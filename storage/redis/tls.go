@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"strings"
 )
@@ -123,18 +124,46 @@ func passwordFile(path string, user *string) func(context.Context) (string, stri
 	}
 }
 
+// passwordFileError is a password file that cannot be used: read at
+// start (UsePasswordFile) or for a new connection, when a rotation left it
+// missing or empty. It is a configuration fault (see Store.classify).
+type passwordFileError struct {
+	path string
+	err  error // nil: the file is empty
+}
+
+func (e *passwordFileError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("redisstore: password file %s is empty", e.path)
+	}
+	return fmt.Sprintf("redisstore: password file: %v", e.err)
+}
+
+func (e *passwordFileError) Unwrap() error { return e.err }
+
+// reason says what is wrong with the file, without its path.
+func (e *passwordFileError) reason() string {
+	if e.err == nil {
+		return "it is empty"
+	}
+	if pe, ok := errors.AsType[*fs.PathError](e.err); ok {
+		return pe.Err.Error()
+	}
+	return e.err.Error()
+}
+
 // readPassword reads a password file, trimming one trailing newline
 // ("\n" or "\r\n").
 func readPassword(path string) (string, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return "", fmt.Errorf("redisstore: password file: %w", err)
+		return "", &passwordFileError{path: path, err: err}
 	}
 	s := string(b)
 	s = strings.TrimSuffix(s, "\n")
 	s = strings.TrimSuffix(s, "\r")
 	if s == "" {
-		return "", fmt.Errorf("redisstore: password file %s is empty", path)
+		return "", &passwordFileError{path: path}
 	}
 	return s, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -262,6 +263,88 @@ func TestUsePasswordFileErrors(t *testing.T) {
 		}
 		if err != nil || user != "u" || pw != "s3cret" {
 			t.Errorf("%s: credentials %q %q %v; want u s3cret", url, user, pw, err)
+		}
+	}
+}
+
+// TestPasswordFileFault: a password file that a rotation leaves missing or
+// empty while the store serves is a configuration fault (503, logged once
+// with the file named), not a 500 or an outage, and clears when the file
+// holds the password again.
+func TestPasswordFileFault(t *testing.T) {
+	files := redistest.NewTLSFiles(t)
+	n := redistest.StartTLSNode(t, "acl", files)
+	if _, err := n.DoString("ACL", "SETUSER", "app", "on", ">pw1", "~*", "&*", "+@all"); err != nil {
+		t.Fatal(err)
+	}
+	pwFile := filepath.Join(t.TempDir(), "password")
+	if err := os.WriteFile(pwFile, []byte("pw1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := ParseURL("rediss://app@" + n.Addr() + "/0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.LoadTLSFiles(files.CA, "", ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.UsePasswordFile(pwFile); err != nil {
+		t.Fatal(err)
+	}
+	c := cfg.NewClient()
+	t.Cleanup(func() { _ = c.Close() })
+	var buf syncBuffer
+	s := newTestStore(t, c, WithLogger(slog.New(slog.NewTextHandler(&buf, nil))))
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	if err := roundTrip(ctx, s); err != nil {
+		t.Fatalf("with the password file: %v", err)
+	}
+	for _, tc := range []struct {
+		name   string
+		breakFile func() error
+		says   string
+	}{
+		{"emptied", func() error { return os.WriteFile(pwFile, nil, 0o600) }, "it is empty"},
+		{"removed", func() error { return os.Remove(pwFile) }, "no such file"},
+	} {
+		buf.Reset()
+		if err := tc.breakFile(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := n.Do("CLIENT", "KILL", "USER", "app"); err != nil {
+			t.Fatal(err)
+		}
+		// A call may first meet a killed pooled connection (an outage);
+		// once those are gone, every call dials and fails on the file.
+		if err := redistest.Poll(10*time.Second, func() error {
+			for name, call := range calls(s) {
+				if err := call(ctx); !errors.Is(err, ErrMisconfigured) {
+					return fmt.Errorf("%s = %v; want misconfigured", name, err)
+				}
+			}
+			return nil
+		}); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		burst(t, s, 5, "password file "+pwFile)
+		loggedOnce(t, &buf, tc.says)
+		if !strings.Contains(buf.String(), "fault=password-file") {
+			t.Errorf("%s: the log does not name the fault password-file:\n%s", tc.name, buf.String())
+		}
+		if err := os.WriteFile(pwFile, []byte("pw1\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := redistest.Poll(10*time.Second, func() error {
+			if err := s.Ready(ctx); err != nil {
+				return err
+			}
+			return roundTrip(ctx, s)
+		}); err != nil {
+			t.Fatalf("%s, then written again: %v", tc.name, err)
+		}
+		if !strings.Contains(buf.String(), "cleared") {
+			t.Errorf("%s: no line says the fault cleared:\n%s", tc.name, buf.String())
 		}
 	}
 }
