@@ -294,6 +294,11 @@ func (s *Store) fail(op string, err error) error {
 		s.reloadClusterState()
 	}
 	if kind, fix := s.classify(err); kind != "" {
+		if kind == faultMasterName {
+			// go-redis says "all sentinels … are unreachable: redis: nil"
+			// when a sentinel answered that it knows no such master.
+			err = &restated{msg: "the sentinels that answered know no master of that name", err: err}
+		}
 		s.fault(kind, fix, err, op == "ready")
 		return inventory.Unavailable(fmt.Errorf("%w: redis %s: %s: %w", ErrMisconfigured, op, fix, err))
 	}
@@ -302,6 +307,16 @@ func (s *Store) fail(op string, err error) error {
 	}
 	return translate(op, err)
 }
+
+// restated is an error of go-redis's told in words that do not mislead;
+// it still matches what it wraps.
+type restated struct {
+	msg string
+	err error
+}
+
+func (e *restated) Error() string { return e.msg }
+func (e *restated) Unwrap() error { return e.err }
 
 func (s *Store) reloadClusterState() {
 	now := time.Now().UnixNano()

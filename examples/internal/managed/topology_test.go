@@ -35,6 +35,11 @@ func TestSentinelOverTLS(t *testing.T) {
 
 	bad := startApp(t, []string{"REDIS_URL=" + url("nosuch"), "INVENTORY_REDIS_CA_FILE=" + files.CA})
 	bad.expectFault([]string{"nosuch", "master_name"})
+	for _, line := range strings.Split(bad.Logs.String(), "\n") {
+		if strings.Contains(line, "level=ERROR") && strings.Contains(line, "unreachable") {
+			t.Errorf("the fault's ERROR line repeats go-redis's \"unreachable\", although the sentinels answered: %s", line)
+		}
+	}
 
 	good := startApp(t, []string{"REDIS_URL=" + url(set.MasterName), "INVENTORY_REDIS_CA_FILE=" + files.CA})
 	good.waitReadyz(http.StatusOK, 20*time.Second)
