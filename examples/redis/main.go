@@ -163,7 +163,7 @@ func parseConfig(args []string, getenv func(string) string, usage io.Writer) (co
 	if v := getenv("INVENTORY_REDIS_ALLOW_EVICTION"); v != "" {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
-			return config{}, fmt.Errorf("INVENTORY_REDIS_ALLOW_EVICTION=%q: want 1 (allow) or 0", v)
+			return config{}, fmt.Errorf("INVENTORY_REDIS_ALLOW_EVICTION=%q: want 1 or true (allow), 0 or false (refuse)", v)
 		}
 		cfg.allowEviction = b
 	}

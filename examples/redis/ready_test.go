@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -18,6 +19,8 @@ import (
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/petinventory/petinventory/examples/internal/demo"
+	"github.com/petinventory/petinventory/inventory"
+	redisstore "github.com/petinventory/petinventory/storage/redis"
 )
 
 // TestNotReadyIs503: while the store is not ready (here: Redis asks for a
@@ -118,6 +121,9 @@ func TestConfigErrors(t *testing.T) {
 		{"bad key", config{}, map[string]string{"INVENTORY_API_KEYS": "a\x01b"}, "API key #1"},
 		{"bad prefix", config{redisPrefix: "a}b"}, nil, "prefix"},
 		{"password file without REDIS_URL", config{passwordFile: filepath.Join(dir, "pw")}, nil, "REDIS_URL, which is not set"},
+		{"missing password file", config{redisURL: "redis://127.0.0.1:6379/0", passwordFile: filepath.Join(dir, "nopw")}, nil, "INVENTORY_REDIS_PASSWORD_FILE: redisstore: password file"},
+		{"missing CA file", config{redisURL: "redis://127.0.0.1:6379/0", caFile: filepath.Join(dir, "noca")}, nil, "INVENTORY_REDIS_CA_FILE, _CERT_FILE, _KEY_FILE: redisstore: LoadTLSFiles: CA file"},
+		{"key file without a certificate", config{redisURL: "redis://127.0.0.1:6379/0", keyFile: filepath.Join(dir, "key")}, nil, "INVENTORY_REDIS_CA_FILE, _CERT_FILE, _KEY_FILE"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Setenv("INVENTORY_API_KEYS", testKey)
@@ -338,4 +344,69 @@ func appendSamples[T any](dst *[]T, src []T) {
 	samplesMu.Lock()
 	defer samplesMu.Unlock()
 	*dst = append(*dst, src...)
+}
+
+// TestSeedAnnouncedOnce: while the store cannot serve (here an ACL user
+// without XADD, on a store another user seeded), the seed is retried, and
+// what it found is logged once, not on every retry.
+func TestSeedAnnouncedOnce(t *testing.T) {
+	url := os.Getenv("REDIS_URL")
+	if url == "" {
+		t.Skip("REDIS_URL is not set: this test needs a real redis-server's ACLs")
+	}
+	url, prefix := sharedRedis(t)
+	admin, err := redisstore.ParseURL(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ac := admin.NewClient()
+	defer ac.Close()
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	seeder, err := redisstore.New(ac, redisstore.WithKeyPrefix(prefix), redisstore.WithLogger(quiet))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := seeder.PutIfEmpty(t.Context(), demo.Items()...); err != nil {
+		t.Fatal(err)
+	}
+	user := "seedonce-" + prefix
+	rule := strings.Fields(redisstore.ACLRule(prefix) + " -xadd")
+	if err := ac.Do(t.Context(), append([]any{"ACL", "SETUSER", user, "on", ">pw"}, anySlice(rule)...)...).Err(); err != nil {
+		t.Fatal(err)
+	}
+	defer ac.Do(context.Background(), "ACL", "DELUSER", user)
+	cfg, err := redisstore.ParseURL(strings.Replace(url, "redis://", "redis://"+user+":pw@", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := cfg.NewClient()
+	defer c.Close()
+	store, err := redisstore.New(c, redisstore.WithKeyPrefix(prefix), redisstore.WithLogger(quiet))
+	if err != nil {
+		t.Fatal(err)
+	}
+	api, err := inventory.New(store, inventory.WithAPIKeys(testKey), inventory.WithLogger(quiet))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs logBuffer
+	log := slog.New(slog.NewTextHandler(&logs, nil))
+	var open atomic.Bool
+	announced := false
+	for range 3 {
+		if err := seedOnce(t.Context(), log, api, store, demo.Items(), 5*time.Second, &open, &announced); err == nil || !strings.Contains(err.Error(), "XADD") {
+			t.Fatalf("seedOnce by a user without XADD = %v; want the store not ready, naming XADD", err)
+		}
+	}
+	if n := strings.Count(logs.String(), "not seeding"); n != 1 || open.Load() {
+		t.Errorf("three tries logged %q %d times (want once), open %v:\n%s", "not seeding", n, open.Load(), logs.String())
+	}
+}
+
+func anySlice(s []string) []any {
+	out := make([]any, len(s))
+	for i, v := range s {
+		out[i] = v
+	}
+	return out
 }

@@ -59,6 +59,7 @@ func run(ctx context.Context, cfg config, log *slog.Logger, out io.Writer, ready
 		opts = append(opts, redisstore.WithReplicaAcks(cfg.replicaAcks, cfg.ackTimeout))
 	}
 	if cfg.allowEviction {
+		log.Warn("accepting a maxmemory-policy that may evict the store's keys (allkeys-*): under memory pressure Redis may drop entries of the inventory (-redis-allow-eviction)")
 		opts = append(opts, redisstore.WithEvictionAllowed())
 	}
 	store, err := redisstore.New(client, opts...)
@@ -167,17 +168,23 @@ func connect(cfg config, log *slog.Logger) (client redis.UniversalClient, storeN
 		url = "redis://" + embedded.Addr() + "/0"
 	}
 	rc, err := redisstore.ParseURL(url)
-	if err == nil && (cfg.caFile != "" || cfg.certFile != "") {
-		err = rc.LoadTLSFiles(cfg.caFile, cfg.certFile, cfg.keyFile)
+	if err != nil {
+		err = fmt.Errorf("REDIS_URL: %w", err)
+	} else if cfg.caFile != "" || cfg.certFile != "" || cfg.keyFile != "" {
+		if err = rc.LoadTLSFiles(cfg.caFile, cfg.certFile, cfg.keyFile); err != nil {
+			err = fmt.Errorf("INVENTORY_REDIS_CA_FILE, _CERT_FILE, _KEY_FILE: %w", err)
+		}
 	}
 	if err == nil && cfg.passwordFile != "" {
-		err = rc.UsePasswordFile(cfg.passwordFile)
+		if err = rc.UsePasswordFile(cfg.passwordFile); err != nil {
+			err = fmt.Errorf("INVENTORY_REDIS_PASSWORD_FILE: %w", err)
+		}
 	}
 	if err != nil {
 		if embedded != nil {
 			embedded.Close()
 		}
-		return nil, "", nil, fmt.Errorf("REDIS_URL: %w", err)
+		return nil, "", nil, err
 	}
 	client = rc.NewClient()
 	storeName = "redis " + rc.String()
@@ -237,7 +244,7 @@ func (g gatedStore) SetQuantity(ctx context.Context, petID int64, quantity int) 
 // is not a full read of a large inventory. It returns nil when all is
 // done, else why not (Redis did not answer, refused, or did not
 // acknowledge the seed as asked).
-func seedOnce(ctx context.Context, log *slog.Logger, api *inventory.API, store *redisstore.Store, items []inventory.Item, timeout time.Duration, open *atomic.Bool) error {
+func seedOnce(ctx context.Context, log *slog.Logger, api *inventory.API, store *redisstore.Store, items []inventory.Item, timeout time.Duration, open *atomic.Bool, announced *bool) error {
 	// Redis writes a large seed in bounded chunks: give it the store
 	// timeout once, and once more per 50 000 pets.
 	sctx, cancel := context.WithTimeout(ctx, seedTimeout(timeout, len(items)))
@@ -247,7 +254,8 @@ func seedOnce(ctx context.Context, log *slog.Logger, api *inventory.API, store *
 	if err != nil {
 		return fmt.Errorf("seeding: %w", err)
 	}
-	if !open.Load() {
+	if !open.Load() && !*announced { // once: a retry while the store is not ready says it again otherwise
+		*announced = true
 		switch {
 		case len(items) == 0:
 			log.Info("the seed is empty: nothing to write")
@@ -281,9 +289,9 @@ func seedTimeout(storeTimeout time.Duration, n int) time.Duration {
 // is logged at WARN when it differs from the previous one, except a
 // configuration fault, which the store logs itself, once, with its fix.
 func seedUntilDone(ctx context.Context, log *slog.Logger, api *inventory.API, store *redisstore.Store, items []inventory.Item, timeout time.Duration, open, seeded *atomic.Bool) {
-	last := ""
+	last, announced := "", false
 	for wait := 250 * time.Millisecond; ; wait = min(2*wait, 2*time.Second) {
-		err := seedOnce(ctx, log, api, store, items, timeout, open)
+		err := seedOnce(ctx, log, api, store, items, timeout, open, &announced)
 		switch {
 		case err == nil:
 			seeded.Store(true)

@@ -317,6 +317,11 @@ func (a *app) expectFault(says []string) {
 	if len(errs) != 1 {
 		a.t.Fatalf("%d ERROR lines after a burst of 50 requests, want 1:\n%s", len(errs), strings.Join(errs, "\n"))
 	}
+	for _, once := range []string{"not seeding", "the seed is empty", "seeded the empty store"} {
+		if n := strings.Count(a.Logs.String(), once); n > 1 { // the seed is retried every 2 s while the fault lasts
+			a.t.Errorf("%q logged %d times while the fault lasted, want once", once, n)
+		}
+	}
 	if n := a.metric("inventory_store_config_faults_total"); n < 1 {
 		a.t.Errorf("inventory_store_config_faults_total = %v during the fault, want at least 1", n)
 	}
