@@ -252,4 +252,18 @@ func TestGoRedisLogger(t *testing.T) {
 		!strings.Contains(got, `level=WARN msg="go-redis: sentinel: GetMasterAddrByName`) {
 		t.Errorf("log:\n%s\nwant the new master at INFO and the failure at WARN", got)
 	}
+
+	// The same failure again, as go-redis retries a dial: Debug, not a
+	// WARN line a second.
+	b.Reset()
+	dbg := NewGoRedisLogger(slog.New(slog.NewTextHandler(&b, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	for range 3 { // alternating, as go-redis does with two sentinels
+		dbg.Printf(t.Context(), "redis: connection pool: failed to dial after %d attempts: %s", 5, "connection refused")
+		dbg.Printf(t.Context(), "sentinel: %s failed: %s", "127.0.0.1:26380", "WRONGPASS")
+	}
+	dbg.Printf(t.Context(), "redis: connection pool: failed to dial after %d attempts: %s", 5, "x509: unknown authority")
+	got = b.String()
+	if strings.Count(got, "level=WARN") != 3 || strings.Count(got, "level=DEBUG") != 4 || !strings.Contains(got, `level=WARN msg="go-redis: redis: connection pool: failed to dial after 5 attempts: x509`) {
+		t.Errorf("log:\n%s\nwant the first of each repeated failure and the other failure at WARN, the four repeats at DEBUG", got)
+	}
 }
