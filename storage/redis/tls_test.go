@@ -13,6 +13,7 @@ import (
 
 	"github.com/petinventory/petinventory/internal/redistest"
 	"github.com/petinventory/petinventory/inventory"
+	"github.com/redis/go-redis/v9"
 )
 
 // tlsStore opens a store on a client that ParseURL(url) and
@@ -147,17 +148,18 @@ func TestLoadTLSFilesErrors(t *testing.T) {
 	}
 }
 
-// TestUsePasswordFileRotation: an ACL user's password read from a file,
-// rotated on the server and in the file, with the old connections
-// killed: the same Store writes again once its connections reconnect.
-func TestUsePasswordFileRotation(t *testing.T) {
+// passwordFileClient starts a TLS redis-server with an ACL user "app"
+// whose password is password, and returns it, the password file (holding
+// password) and a client that reads the file for every new connection.
+func passwordFileClient(t *testing.T, password string) (*redistest.Node, string, redis.UniversalClient) {
+	t.Helper()
 	files := redistest.NewTLSFiles(t)
 	n := redistest.StartTLSNode(t, "acl", files)
-	if _, err := n.DoString("ACL", "SETUSER", "app", "on", ">first", "~*", "&*", "+@all"); err != nil {
+	if _, err := n.DoString("ACL", "SETUSER", "app", "on", ">"+password, "~*", "&*", "+@all"); err != nil {
 		t.Fatal(err)
 	}
 	pwFile := filepath.Join(t.TempDir(), "password")
-	if err := os.WriteFile(pwFile, []byte("first\n"), 0o600); err != nil {
+	if err := os.WriteFile(pwFile, []byte(password+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	cfg, err := ParseURL("rediss://app@" + n.Addr() + "/0")
@@ -172,7 +174,16 @@ func TestUsePasswordFileRotation(t *testing.T) {
 	}
 	c := cfg.NewClient()
 	t.Cleanup(func() { _ = c.Close() })
+	return n, pwFile, c
+}
+
+// TestUsePasswordFileRotation: an ACL user's password read from a file,
+// rotated on the server and in the file, with the old connections
+// killed: the same Store writes again once its connections reconnect.
+func TestUsePasswordFileRotation(t *testing.T) {
+	n, pwFile, c := passwordFileClient(t, "first")
 	s := newTestStore(t, c, WithLogger(discardLog))
+	var err error
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
 	if err := roundTrip(ctx, s); err != nil {
@@ -272,27 +283,7 @@ func TestUsePasswordFileErrors(t *testing.T) {
 // with the file named), not a 500 or an outage, and clears when the file
 // holds the password again.
 func TestPasswordFileFault(t *testing.T) {
-	files := redistest.NewTLSFiles(t)
-	n := redistest.StartTLSNode(t, "acl", files)
-	if _, err := n.DoString("ACL", "SETUSER", "app", "on", ">pw1", "~*", "&*", "+@all"); err != nil {
-		t.Fatal(err)
-	}
-	pwFile := filepath.Join(t.TempDir(), "password")
-	if err := os.WriteFile(pwFile, []byte("pw1\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := ParseURL("rediss://app@" + n.Addr() + "/0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cfg.LoadTLSFiles(files.CA, "", ""); err != nil {
-		t.Fatal(err)
-	}
-	if err := cfg.UsePasswordFile(pwFile); err != nil {
-		t.Fatal(err)
-	}
-	c := cfg.NewClient()
-	t.Cleanup(func() { _ = c.Close() })
+	n, pwFile, c := passwordFileClient(t, "pw1")
 	var buf syncBuffer
 	s := newTestStore(t, c, WithLogger(slog.New(slog.NewTextHandler(&buf, nil))))
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
@@ -301,9 +292,9 @@ func TestPasswordFileFault(t *testing.T) {
 		t.Fatalf("with the password file: %v", err)
 	}
 	for _, tc := range []struct {
-		name   string
+		name      string
 		breakFile func() error
-		says   string
+		says      string
 	}{
 		{"emptied", func() error { return os.WriteFile(pwFile, nil, 0o600) }, "it is empty"},
 		{"removed", func() error { return os.Remove(pwFile) }, "no such file"},
