@@ -73,10 +73,7 @@ func New(store Store, opts ...Option) (*API, error) {
 	if store == nil {
 		return nil, errors.New("inventory: New: store is nil")
 	}
-	svc, err := NewService(store)
-	if err != nil {
-		return nil, fmt.Errorf("inventory: New: %w", err)
-	}
+	svc := &Service{store: store}
 	c := config{maxBodyBytes: DefaultMaxBodyBytes}
 	for i, o := range opts {
 		if o == nil {
@@ -92,8 +89,8 @@ func New(store Store, opts ...Option) (*API, error) {
 	case c.authenticator != nil:
 		a.auth = c.authenticator
 	case c.keysSet:
-		a.auth, err = NewKeyAuthenticator(c.keys...)
-		if err != nil {
+		var err error
+		if a.auth, err = NewKeyAuthenticator(c.keys...); err != nil {
 			return nil, fmt.Errorf("inventory: New: WithAPIKeys: %w", err)
 		}
 	default:
