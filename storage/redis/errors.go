@@ -115,7 +115,7 @@ func (s *Store) classify(err error) (kind, fix string) {
 	}
 	var rh tls.RecordHeaderError
 	if errors.As(err, &rh) {
-		return faultTLSToPlain, "TLS: the server answers in plain text but the client speaks TLS (rediss://, or a CA or certificate file given, which turns TLS on); for this port use redis:// without INVENTORY_REDIS_CA_FILE, _CERT_FILE and _KEY_FILE (Config.LoadTLSFiles), or name the server's TLS port"
+		return faultTLSToPlain, tlsToPlainFix("the server")
 	}
 	if fix := s.portSpeaksOther(err); fix != "" {
 		kind := faultPlainToTLS

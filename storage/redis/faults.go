@@ -94,12 +94,19 @@ func (s *Store) portSpeaksOther(err error) string {
 	addr := s.info.addrs[0]
 	p.at, p.fix = time.Now(), ""
 	if s.info.tls && speaksPlain(addr) {
-		p.fix = fmt.Sprintf("TLS: the server at %s answers in plain text but the client speaks TLS (rediss://, or a CA or certificate file given, which turns TLS on); for this port use redis:// without INVENTORY_REDIS_CA_FILE, _CERT_FILE and _KEY_FILE (Config.LoadTLSFiles), or name the server's TLS port", addr)
+		p.fix = tlsToPlainFix("the server at " + addr)
 	}
 	if !s.info.tls && speaksTLS(addr) {
 		p.fix = fmt.Sprintf("TLS: the server at %s speaks TLS but the client speaks plain text (redis://); use rediss://, with INVENTORY_REDIS_CA_FILE (Config.LoadTLSFiles) for a private CA", addr)
 	}
 	return p.fix
+}
+
+// tlsToPlainFix is the fix of a client speaking TLS to server, which
+// answers in plain text.
+func tlsToPlainFix(server string) string {
+	return "TLS: " + server + " answers in plain text but the client speaks TLS (rediss://, or a CA or certificate file given, which turns TLS on); " +
+		"for this port use redis:// without INVENTORY_REDIS_CA_FILE, _CERT_FILE and _KEY_FILE (Config.LoadTLSFiles), or name the server's TLS port"
 }
 
 // probeTimeout bounds one probe of a port.

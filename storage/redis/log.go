@@ -56,15 +56,18 @@ func (g *GoRedisLogger) repeated(msg string, now time.Time) bool {
 	if at, ok := g.warned[msg]; ok && now.Sub(at) < warnRepeat {
 		return true
 	}
-	if g.warned == nil || len(g.warned) >= maxWarned {
+	if len(g.warned) >= maxWarned {
 		for m, at := range g.warned {
 			if now.Sub(at) >= warnRepeat {
 				delete(g.warned, m)
 			}
 		}
-		if g.warned == nil || len(g.warned) >= maxWarned {
-			g.warned = make(map[string]time.Time)
+		if len(g.warned) >= maxWarned {
+			clear(g.warned) // all recent: forget them rather than grow
 		}
+	}
+	if g.warned == nil {
+		g.warned = make(map[string]time.Time)
 	}
 	g.warned[msg] = now
 	return false

@@ -228,7 +228,7 @@ func parseURL(rawURL string) (*Config, error) {
 	// can parse as a URL that ends its user part early: the rest of the
 	// password lands in the path, query or fragment, where an error would
 	// quote it. A Redis URL has no fragment, and no "@" after its host.
-	if u.Fragment != "" || strings.Contains(rawURL, "#") || strings.Contains(u.Path, "@") {
+	if strings.Contains(rawURL, "#") || strings.Contains(u.Path, "@") {
 		return nil, errors.New(reservedInUserinfo)
 	}
 	for k := range u.Query() {
