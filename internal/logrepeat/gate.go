@@ -1,0 +1,82 @@
+package logrepeat
+
+import (
+	"sync"
+	"time"
+)
+
+// DefaultInterval is how long a repeated line stays quiet when
+// Gate.Interval is zero.
+const DefaultInterval = time.Minute
+
+// DefaultMax is how many distinct lines a Gate remembers when Gate.Max is
+// zero. Lines differ by address (each sentinel, each Cluster node), so a
+// few are kept; past the bound the oldest quiet ones are forgotten, so
+// that a flood of distinct lines never grows memory.
+const DefaultMax = 64
+
+// Gate decides which occurrences of a repeated line are logged at their
+// own level. The zero value is ready to use, with DefaultInterval and
+// DefaultMax. A Gate is safe for concurrent use.
+type Gate struct {
+	Interval time.Duration // quiet time after a line is logged; DefaultInterval when zero
+	Max      int           // distinct lines remembered; DefaultMax when zero
+
+	mu    sync.Mutex
+	lines map[string]*line
+}
+
+type line struct {
+	at   time.Time // when it was last logged at its level
+	held int       // occurrences held back since
+}
+
+// Allow reports whether the occurrence of key at now is to be logged at
+// its own level: the first one, and the first after Interval has passed
+// since the last one logged. When it is, held is how many occurrences were
+// held back in between (0 for the first); a caller logs the others at a
+// quieter level, or not at all.
+func (g *Gate) Allow(key string, now time.Time) (ok bool, held int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	interval := g.Interval
+	if interval <= 0 {
+		interval = DefaultInterval
+	}
+	if l, seen := g.lines[key]; seen {
+		if now.Sub(l.at) < interval {
+			l.held++
+			return false, 0
+		}
+		held = l.held
+		l.at, l.held = now, 0
+		return true, held
+	}
+	g.forgetIfFull(now, interval)
+	if g.lines == nil {
+		g.lines = make(map[string]*line)
+	}
+	g.lines[key] = &line{at: now}
+	return true, 0
+}
+
+// forgetIfFull makes room for one more line: it drops the lines whose
+// quiet time is over, and if all are recent, forgets them all rather than
+// grow.
+func (g *Gate) forgetIfFull(now time.Time, interval time.Duration) {
+	max := g.Max
+	if max <= 0 {
+		max = DefaultMax
+	}
+	if len(g.lines) < max {
+		return
+	}
+	for k, l := range g.lines {
+		if now.Sub(l.at) >= interval {
+			delete(g.lines, k)
+		}
+	}
+	if len(g.lines) >= max {
+		clear(g.lines)
+	}
+}
