@@ -252,15 +252,12 @@ func TestWriteProxy(t *testing.T) {
 	}
 }
 
-// TestReadmeSnippets checks the repository's README against the snippet
-// convention and that each snippet lands in a program that parses; compiling
-// them needs the released modules, which TestRelease does.
+// TestReadmeSnippets checks the repository's documents (SnippetFiles)
+// against the snippet convention and that each snippet lands in a program
+// that parses; compiling them needs the released modules, which
+// TestRelease does.
 func TestReadmeSnippets(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	snippets, err := ExtractSnippets(readme)
+	snippets, err := ReadSnippets(filepath.Join("..", ".."))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -283,22 +280,23 @@ func TestExtractSnippetsRefuses(t *testing.T) {
 	for _, name := range SnippetNames {
 		all += block(name, name+"()")
 	}
-	got, err := ExtractSnippets([]byte("# T\n\n" + all))
+	readme := func(text string) Doc { return Doc{Path: "README.md", Text: []byte(text)} }
+	got, err := ExtractSnippets(readme("# T\n\n" + all))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s := got["fiber"]; s.Code != "fiber()\n" || s.Line != 12 {
+	if s := got["fiber"]; s.Code != "fiber()\n" || s.Line != 12 || s.File != "README.md" {
 		t.Errorf("fiber snippet = %+v, want code fiber() at line 12", s)
 	}
 	for _, tc := range []struct{ name, readme, want string }{
-		{"missing", block("gin", "g()"), `README.md: no release-test snippet "fiber"`},
+		{"missing", block("gin", "g()"), `no release-test snippet "fiber"`},
 		{"unknown name", all + block("koa", "k()"), fmt.Sprintf(`README.md:%d: release-test snippet "koa": no template for it`, 1+6*len(SnippetNames))},
 		{"twice", all + block("gin", "g()"), `release-test snippet "gin" is marked twice`},
 		{"no block", "<!-- release-test snippet \"gin\" -->\ntext\n" + all, `README.md:1: release-test snippet "gin" is not followed by a ` + "```go block"},
 		{"unclosed", all[:len(all)-7], `release-test snippet "redis": its ` + "```go block is never closed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if _, err := ExtractSnippets([]byte(tc.readme)); err == nil || !strings.Contains(err.Error(), tc.want) {
+			if _, err := ExtractSnippets(readme(tc.readme)); err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("ExtractSnippets: %v, want an error containing %q", err, tc.want)
 			}
 		})
@@ -306,12 +304,12 @@ func TestExtractSnippetsRefuses(t *testing.T) {
 }
 
 func TestProgramPointsAtReadme(t *testing.T) {
-	src, err := Program(Snippet{Name: "redis", Line: 42, Code: "store, err := x()\n"})
+	src, err := Program(Snippet{Name: "redis", File: "docs/EMBEDDING.md", Line: 42, Code: "store, err := x()\n"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(src), "//line README.md:42\nstore, err := x()\n//line redis.go.tmpl:") {
-		t.Errorf("program does not map the snippet to README.md:42:\n%s", src)
+	if !strings.Contains(string(src), "//line docs/EMBEDDING.md:42\nstore, err := x()\n//line redis.go.tmpl:") {
+		t.Errorf("program does not map the snippet to docs/EMBEDDING.md:42:\n%s", src)
 	}
 	if _, err := Program(Snippet{Name: "nosuch"}); err == nil {
 		t.Error("Program of a snippet with no template: no error")

@@ -4,28 +4,41 @@ import (
 	"bytes"
 	"embed"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 )
 
-// The README's Go snippets are compiled (and the app ones run) by
-// TestRelease, read from README.md at test time so that they cannot drift
-// from what users copy. The convention, also written next to them in
-// README.md:
+// The documents' Go snippets are compiled (and the app ones run) by
+// TestRelease, read from SnippetFiles at test time so that they cannot
+// drift from what users copy. The convention:
 //
 //   - A snippet is a ```go fenced block whose opening line follows a marker
 //     comment <!-- release-test snippet "NAME" ... --> (blank lines between
 //     them allowed).
-//   - Every name of SnippetNames must be marked exactly once; a marker with
-//     another name, or with no ```go block after it, is an error.
+//   - Every name of SnippetNames must be marked exactly once, in one of
+//     SnippetFiles; a marker with another name, or with no ```go block
+//     after it, is an error.
 //   - The block becomes, verbatim, the body of a function returning error in
 //     snippets/NAME.go.tmpl (at the line "//README-SNIPPET"); the
-//     template declares what the snippet uses but does not define, uses what
-//     it defines, and imports the packages it may use. A //line directive
-//     makes compile errors point at README.md's own lines.
+//     template declares what the snippet uses but does not define (gin:
+//     engine, items; fiber: store, key; nethttp: api, healthz; chi, echo,
+//     gorillamux: api; redis: ctx, log, items), uses what it defines (fiber:
+//     app; redis: store; nethttp: mux; chi, gorillamux: r; echo: e), and
+//     imports the packages it may use. Edit a snippet freely; if it needs
+//     another outside name or import, change its template too. A //line
+//     directive makes compile errors point at the document's own lines.
+//   - The app snippets (AppSnippets) then run, with the key in
+//     $INVENTORY_API_KEYS and $INVENTORY_API_KEY, and must pass
+//     inventory-conformance.
 
-// SnippetNames are the README snippets the release test compiles: all but
+// SnippetFiles are the documents, relative to the repository's root, that
+// hold the snippets: the README's Gin one, the embedding guide's others.
+var SnippetFiles = []string{"README.md", "docs/EMBEDDING.md"}
+
+// SnippetNames are the snippets the release test compiles: all but
 // redis are then run as apps and checked with inventory-conformance (see
 // AppSnippets); redis is compiled only (it would need a server).
 var SnippetNames = []string{"gin", "fiber", "nethttp", "chi", "echo", "gorillamux", "redis"}
@@ -42,11 +55,31 @@ var SnippetModules = []string{
 	"github.com/gorilla/mux@v1.8.1",
 }
 
-// Snippet is one marked ```go block of README.md.
+// Snippet is one marked ```go block of a document.
 type Snippet struct {
 	Name string
-	Line int    // line number in README.md of the block's first code line
+	File string // the document, as in SnippetFiles
+	Line int    // line number in File of the block's first code line
 	Code string // the lines between the fences, with a final newline
+}
+
+// Doc is a document that may hold snippets, by its path in the repository.
+type Doc struct {
+	Path string
+	Text []byte
+}
+
+// ReadSnippets reads the snippets of SnippetFiles in the repository at root.
+func ReadSnippets(root string) (map[string]Snippet, error) {
+	var docs []Doc
+	for _, f := range SnippetFiles {
+		text, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(f)))
+		if err != nil {
+			return nil, err
+		}
+		docs = append(docs, Doc{Path: f, Text: text})
+	}
+	return ExtractSnippets(docs...)
 }
 
 //go:embed snippets/*.go.tmpl
@@ -54,11 +87,27 @@ var templates embed.FS
 
 var markerRE = regexp.MustCompile(`^<!--\s*release-test snippet "([^"]*)"`)
 
-// ExtractSnippets returns the marked snippets of a README, by name, and an
-// error naming the README line at fault when the convention is not kept.
-func ExtractSnippets(readme []byte) (map[string]Snippet, error) {
-	lines := strings.Split(strings.ReplaceAll(string(readme), "\r\n", "\n"), "\n")
+// ExtractSnippets returns the marked snippets of the documents, by name, and
+// an error naming the document and line at fault when the convention is not
+// kept.
+func ExtractSnippets(docs ...Doc) (map[string]Snippet, error) {
 	out := map[string]Snippet{}
+	for _, d := range docs {
+		if err := extract(d, out); err != nil {
+			return nil, err
+		}
+	}
+	for _, name := range SnippetNames {
+		if _, ok := out[name]; !ok {
+			return nil, fmt.Errorf("%s: no release-test snippet %q (a ```go block after <!-- release-test snippet %q -->)", strings.Join(SnippetFiles, ", "), name, name)
+		}
+	}
+	return out, nil
+}
+
+// extract adds the snippets of d to out.
+func extract(d Doc, out map[string]Snippet) error {
+	lines := strings.Split(strings.ReplaceAll(string(d.Text), "\r\n", "\n"), "\n")
 	for i := 0; i < len(lines); i++ {
 		m := markerRE.FindStringSubmatch(lines[i])
 		if m == nil {
@@ -66,10 +115,10 @@ func ExtractSnippets(readme []byte) (map[string]Snippet, error) {
 		}
 		name, markerLine := m[1], i+1
 		if !slices.Contains(SnippetNames, name) {
-			return nil, fmt.Errorf("README.md:%d: release-test snippet %q: no template for it (known: %s); add snippets/%s.go.tmpl in internal/release", markerLine, name, strings.Join(SnippetNames, ", "), name)
+			return fmt.Errorf("%s:%d: release-test snippet %q: no template for it (known: %s); add snippets/%s.go.tmpl in internal/release", d.Path, markerLine, name, strings.Join(SnippetNames, ", "), name)
 		}
 		if prev, ok := out[name]; ok {
-			return nil, fmt.Errorf("README.md:%d: release-test snippet %q is marked twice (also before line %d)", markerLine, name, prev.Line)
+			return fmt.Errorf("%s:%d: release-test snippet %q is marked twice (also before %s:%d)", d.Path, markerLine, name, prev.File, prev.Line)
 		}
 		// The marker comment may span lines; the block follows its end.
 		for i < len(lines) && !strings.Contains(lines[i], "-->") {
@@ -80,7 +129,7 @@ func ExtractSnippets(readme []byte) (map[string]Snippet, error) {
 			i++
 		}
 		if i >= len(lines) || strings.TrimSpace(lines[i]) != "```go" {
-			return nil, fmt.Errorf("README.md:%d: release-test snippet %q is not followed by a ```go block", markerLine, name)
+			return fmt.Errorf("%s:%d: release-test snippet %q is not followed by a ```go block", d.Path, markerLine, name)
 		}
 		start := i + 1
 		end := start
@@ -88,17 +137,12 @@ func ExtractSnippets(readme []byte) (map[string]Snippet, error) {
 			end++
 		}
 		if end >= len(lines) {
-			return nil, fmt.Errorf("README.md:%d: release-test snippet %q: its ```go block is never closed", markerLine, name)
+			return fmt.Errorf("%s:%d: release-test snippet %q: its ```go block is never closed", d.Path, markerLine, name)
 		}
-		out[name] = Snippet{Name: name, Line: start + 1, Code: strings.Join(lines[start:end], "\n") + "\n"}
+		out[name] = Snippet{Name: name, File: d.Path, Line: start + 1, Code: strings.Join(lines[start:end], "\n") + "\n"}
 		i = end
 	}
-	for _, name := range SnippetNames {
-		if _, ok := out[name]; !ok {
-			return nil, fmt.Errorf("README.md: no release-test snippet %q (a ```go block after <!-- release-test snippet %q -->)", name, name)
-		}
-	}
-	return out, nil
+	return nil
 }
 
 // Program returns the Go source of a main package that holds the snippet in
@@ -115,9 +159,9 @@ func Program(s Snippet) ([]byte, error) {
 	}
 	var b bytes.Buffer
 	b.Write(before)
-	// Compile errors in the snippet name README.md's lines; the template's
-	// own lines keep their numbers after it.
-	fmt.Fprintf(&b, "//line README.md:%d\n%s//line %s.go.tmpl:%d\n", s.Line, s.Code, s.Name, bytes.Count(before, []byte("\n"))+2)
+	// Compile errors in the snippet name the document's lines; the
+	// template's own lines keep their numbers after it.
+	fmt.Fprintf(&b, "//line %s:%d\n%s//line %s.go.tmpl:%d\n", s.File, s.Line, s.Code, s.Name, bytes.Count(before, []byte("\n"))+2)
 	b.Write(after)
 	return b.Bytes(), nil
 }

@@ -22,8 +22,8 @@ import (
 // tagged: it builds a file-system module proxy from the tree at the versions
 // of versions.yaml, then, in a fresh module outside the repository, with no
 // workspace and a module cache of its own (so that no zip of an earlier run
-// is reused), it `go get`s every released module, compiles every README
-// snippet taken from README.md, installs inventory-conformance at the
+// is reused), it `go get`s every released module, compiles every snippet
+// of the documents (SnippetFiles), installs inventory-conformance at the
 // version and at @latest, runs every app snippet (AppSnippets: Gin, Fiber,
 // the standard mux, chi, echo, gorilla/mux) and checks each with the
 // installed command. It takes a minute or two (most of it
@@ -45,11 +45,7 @@ func TestRelease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	readme, err := os.ReadFile(filepath.Join(repo.Root, "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	snippets, err := ExtractSnippets(readme)
+	snippets, err := ReadSnippets(repo.Root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +135,7 @@ func TestRelease(t *testing.T) {
 
 	// The app snippets running, each checked by one of the installed
 	// commands in turn.
-	summary := []string{fmt.Sprintf("%d modules from the proxy, %d README snippets built", len(repo.Released()), len(SnippetNames))}
+	summary := []string{fmt.Sprintf("%d modules from the proxy, %d documents' snippets built", len(repo.Released()), len(SnippetNames))}
 	for i, app := range AppSnippets {
 		bin := bins[conf.Version]
 		if i%2 == 1 {
@@ -235,7 +231,7 @@ func randomKey(t *testing.T) string {
 func startApp(t *testing.T, bin, key string) string {
 	t.Helper()
 	cmd := exec.Command(bin)
-	cmd.Env = append(os.Environ(), "INVENTORY_API_KEY="+key)
+	cmd.Env = append(os.Environ(), "INVENTORY_API_KEYS="+key, "INVENTORY_API_KEY="+key)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
