@@ -1,5 +1,5 @@
 // Command listsocket is a measuring tool of scripts/bench/list-socket.sh:
-// the in-memory list over a real socket, embedded as the README shows
+// the in-memory list over a real socket, embedded as docs/EMBEDDING.md shows
 // (-side lib), or the bare framework writing the same bytes with the same
 // headers after a plain bearer check (-side bare), on Gin, Fiber or
 // net/http. "lib req/s ÷ bare req/s" is the fraction the library keeps.
