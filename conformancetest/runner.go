@@ -66,6 +66,7 @@ func allChecks() []*check {
 		listChecks(), cacheChecks(), routeChecks(), authChecks(), orderChecks(), petIDChecks(),
 		mediaChecks(), sizeChecks(), bodyChecks(), updateChecks(),
 		responseChecks(), concurrencyChecks(),
+		consistencyChecks(),
 	} {
 		all = append(all, group...)
 	}
@@ -77,6 +78,7 @@ func allChecks() []*check {
 type runner struct {
 	cfg    Config
 	filter *regexp.Regexp
+	skip   *regexp.Regexp // Config.Skip, nil when empty
 
 	mu sync.Mutex
 	// refused says how the key was refused by the first request, "" when
@@ -106,7 +108,11 @@ func newRunner(cfg Config) (*runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &runner{cfg: c, filter: re}, nil
+	rn := &runner{cfg: c, filter: re}
+	if c.Skip != "" {
+		rn.skip = regexp.MustCompile(c.Skip) // normalized compiled it
+	}
+	return rn, nil
 }
 
 // selected returns the checks to run, in order.
@@ -119,10 +125,17 @@ func (rn *runner) selected() ([]*check, error) {
 		if rn.filter != nil && !rn.filter.MatchString(ch.name) {
 			continue
 		}
+		if rn.skip != nil && rn.skip.MatchString(ch.name) {
+			continue
+		}
 		out = append(out, ch)
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("conformancetest: %w %q at level %s; list the checks with Checks or -list", ErrNoChecks, rn.cfg.Run, rn.cfg.Level)
+		skip := ""
+		if rn.skip != nil {
+			skip = fmt.Sprintf(" once Skip %q is applied", rn.cfg.Skip)
+		}
+		return nil, fmt.Errorf("conformancetest: %w %q at level %s%s; list the checks with Checks or -list", ErrNoChecks, rn.cfg.Run, rn.cfg.Level, skip)
 	}
 	return out, nil
 }
@@ -172,7 +185,7 @@ func RunChecks(ctx context.Context, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep := &Report{BaseURL: rn.cfg.BaseURL, Level: rn.cfg.Level, ReadOnly: rn.cfg.ReadOnly, Started: time.Now()}
+	rep := &Report{BaseURL: rn.cfg.BaseURL, Replicas: rn.cfg.Replicas, Level: rn.cfg.Level, ReadOnly: rn.cfg.ReadOnly, Started: time.Now()}
 	note, err := rn.probe(ctx)
 	if err != nil {
 		return nil, err
