@@ -49,8 +49,8 @@ type cinput struct {
 
 type coutput struct {
 	seen  cstate // a list, or a pin
-	known bool                   // an update answered 200 with an item
-	got   int64                  // its quantity
+	known bool   // an update answered 200 with an item
+	got   int64  // its quantity
 }
 
 // cstate is the quantities of the pets in play.

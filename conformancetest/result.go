@@ -88,8 +88,8 @@ type Report struct {
 	// Replicas are the further base URLs of the deployment that the
 	// consistency checks used (Config.Replicas).
 	Replicas []string `json:"replicas,omitempty"`
-	Level    Level  `json:"level"`
-	ReadOnly bool   `json:"readOnly"`
+	Level    Level    `json:"level"`
+	ReadOnly bool     `json:"readOnly"`
 	// Headlines are what to read first, before the results: the key was
 	// refused (and what failed or was skipped because of it), or answers
 	// came from something in front of the API rather than from it.
