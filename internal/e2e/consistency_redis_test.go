@@ -1,0 +1,287 @@
+package e2e
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/petinventory/petinventory/conformancetest"
+	"github.com/petinventory/petinventory/internal/redistest"
+)
+
+// The consistency check raises no false alarm against the repository's
+// own server: three examples/redis processes (Gin, Fiber, Gin) on one
+// real Redis, as a deployment's replicas, while Redis is healthy, while
+// every client connection of it is killed twice a second, and through a
+// Sentinel failover.
+
+var (
+	serverOnce sync.Once
+	serverBin  string
+	serverErr  error
+)
+
+// exampleServer builds examples/redis once per test binary, as a user
+// builds it, and returns the binary's path.
+func exampleServer(t *testing.T) string {
+	t.Helper()
+	serverOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "e2e-example-server")
+		if err != nil {
+			serverErr = err
+			return
+		}
+		serverBin = filepath.Join(dir, "inventory-server")
+		cmd := exec.Command("go", "build", "-o", serverBin, "./examples/redis")
+		cmd.Dir = "../.."
+		if out, err := cmd.CombinedOutput(); err != nil {
+			serverErr = fmt.Errorf("go build ./examples/redis: %v\n%s", err, out)
+		}
+	})
+	if serverErr != nil {
+		t.Fatal(serverErr)
+	}
+	return serverBin
+}
+
+// replica is one running examples/redis process.
+type replica struct {
+	base string // http://127.0.0.1:PORT/v1
+	logs *syncBuffer
+}
+
+// syncBuffer is a buffer a process writes to while a test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (w *syncBuffer) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
+
+func (w *syncBuffer) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
+}
+
+// startReplicas runs one examples/redis process per framework on
+// redisURL, all with the key prefix prefix (one inventory), and waits
+// until each answers /readyz 200. They are stopped when the test ends.
+func startReplicas(t *testing.T, redisURL, prefix string, frameworks []string, args ...string) []replica {
+	t.Helper()
+	bin := exampleServer(t)
+	var out []replica
+	for _, fw := range frameworks {
+		port := redistest.FreePort(t)
+		r := replica{base: fmt.Sprintf("http://127.0.0.1:%d/v1", port), logs: &syncBuffer{}}
+		cmd := exec.Command(bin, append([]string{"-addr", fmt.Sprintf("127.0.0.1:%d", port), "-framework", fw, "-redis-prefix", prefix}, args...)...)
+		cmd.Env = append(os.Environ(), "REDIS_URL="+redisURL, "INVENTORY_API_KEYS="+testKey)
+		cmd.Stdout, cmd.Stderr = r.logs, r.logs
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		exited := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(exited) }()
+		t.Cleanup(func() {
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			select {
+			case <-exited:
+			case <-time.After(15 * time.Second):
+				_ = cmd.Process.Kill()
+				<-exited
+			}
+			if t.Failed() {
+				t.Logf("%s server output:\n%s", fw, r.logs.String())
+			}
+		})
+		ready := strings.TrimSuffix(r.base, "/v1") + "/readyz"
+		for deadline := time.Now().Add(30 * time.Second); ; {
+			if resp, err := http.Get(ready); err == nil {
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusOK {
+					break
+				}
+			}
+			select {
+			case <-exited:
+				t.Fatalf("examples/redis -framework %s exited at start:\n%s", fw, r.logs.String())
+			case <-time.After(50 * time.Millisecond): // polling /readyz, bounded by the deadline
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("examples/redis -framework %s: /readyz not 200 in 30s:\n%s", fw, r.logs.String())
+			}
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+func bases(rs []replica) []string {
+	var out []string
+	for _, r := range rs {
+		out = append(out, r.base)
+	}
+	return out
+}
+
+// threeFrameworks are the replicas of the runs: Gin, Fiber, Gin.
+var threeFrameworks = []string{"gin", "fiber", "gin"}
+
+// consistencyRun runs consistency/linearizable for d against bases and
+// returns its result.
+func consistencyRun(t *testing.T, bases []string, d time.Duration) conformancetest.Result {
+	t.Helper()
+	rep, err := conformancetest.RunChecks(t.Context(), conformancetest.Config{BaseURL: bases[0], Replicas: bases[1:], APIKey: testKey,
+		Run: "^consistency/", Consistency: d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, _ := rep.Result("consistency/linearizable")
+	t.Log(res.Detail)
+	return res
+}
+
+// redisFor returns a Redis for one test: a redis-server of its own.
+func redisFor(t *testing.T) *redistest.Node {
+	return redistest.StartNode(t, "consistency")
+}
+
+// consistencyLong is how long the runs against examples/redis last.
+const consistencyLong = 60 * time.Second
+
+func TestConsistencyRedisReplicas(t *testing.T) {
+	node := redisFor(t)
+	rs := startReplicas(t, "redis://"+node.Addr()+"/0", "e2e-consistency", threeFrameworks)
+	res := consistencyRun(t, bases(rs), consistencyLong)
+	if res.Outcome != conformancetest.Pass {
+		t.Fatalf("%s: %s %v", res.Outcome, res.Reason, res.Failures)
+	}
+}
+
+// unknownRE reads the number of updates of unknown outcome from a
+// result's detail.
+var unknownRE = regexp.MustCompile(`(\d+) updates \((\d+) of unknown outcome`)
+
+func TestConsistencyRedisClientsKilled(t *testing.T) {
+	node := redisFor(t)
+	rs := startReplicas(t, "redis://"+node.Addr()+"/0", "e2e-consistency-kill", threeFrameworks)
+	stop := make(chan struct{})
+	var (
+		wg     sync.WaitGroup
+		killed int
+		kills  int
+	)
+	wg.Go(func() {
+		tick := time.NewTicker(500 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+			// CLIENT KILL skips the connection that sends it.
+			if v, err := node.Do("CLIENT", "KILL", "TYPE", "normal"); err == nil {
+				if n, ok := v.(int64); ok {
+					killed += int(n)
+					kills++
+				}
+			}
+		}
+	})
+	res := consistencyRun(t, bases(rs), consistencyLong)
+	close(stop)
+	wg.Wait()
+	t.Logf("%d CLIENT KILL TYPE normal, %d connections killed", kills, killed)
+	if killed == 0 {
+		t.Fatal("no client connection was killed: the test proves nothing")
+	}
+	if res.Outcome != conformancetest.Pass {
+		t.Fatalf("%s: %s %v", res.Outcome, res.Reason, res.Failures)
+	}
+	if m := unknownRE.FindStringSubmatch(res.Detail); m != nil {
+		t.Logf("updates %s, of unknown outcome %s", m[1], m[2])
+	}
+}
+
+func TestConsistencyRedisSentinelFailover(t *testing.T) {
+	set := redistest.StartSentinel(t, redistest.SentinelOptions{})
+	addrs := set.SentinelAddrs()
+	url := "redis://" + addrs[0] + "?master_name=" + set.MasterName
+	for _, a := range addrs[1:] {
+		url += "&addr=" + a
+	}
+	// Every write waits for both replicas, so the promoted one holds
+	// every write that was answered 200.
+	rs := startReplicas(t, url, "e2e-consistency-sentinel", threeFrameworks, "-replica-acks", "2", "-replica-ack-timeout", "1s")
+	old := set.Master()
+	type outcome struct {
+		rep *conformancetest.Report
+		err error
+	}
+	done := make(chan outcome, 1)
+	all := bases(rs)
+	go func() {
+		rep, err := conformancetest.RunChecks(t.Context(), conformancetest.Config{BaseURL: all[0], Replicas: all[1:], APIKey: testKey,
+			Run: "^consistency/", Consistency: 20 * time.Second})
+		done <- outcome{rep, err}
+	}()
+	// Kill the master once the run writes: a list shows one of its
+	// quantities (they start at 1 000 000).
+	err := redistest.Poll(20*time.Second, func() error {
+		resp, err := http.DefaultClient.Do(authorized(t, all[0]+"/inventory"))
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		var items []struct{ Quantity int64 }
+		if err := json.NewDecoder(resp.Body).Decode(&items); err != nil {
+			return err
+		}
+		for _, it := range items {
+			if it.Quantity >= 1_000_000 {
+				return nil
+			}
+		}
+		return errors.New("no write of the run shows yet")
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old.Kill()
+	promoted := set.WaitFailover(old, 30*time.Second)
+	t.Logf("master %s killed, %s promoted", old.Name, promoted.Name)
+	out := <-done
+	if out.err != nil {
+		t.Fatal(out.err)
+	}
+	res, _ := out.rep.Result("consistency/linearizable")
+	t.Log(res.Detail)
+	if res.Outcome != conformancetest.Pass {
+		t.Fatalf("%s: %s %v", res.Outcome, res.Reason, res.Failures)
+	}
+}
+
+// authorized is a GET of url with the test key.
+func authorized(t *testing.T, url string) *http.Request {
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+testKey)
+	return req
+}
