@@ -282,9 +282,12 @@ func at(ns int64) string {
 	return fmt.Sprintf("%.3fs", time.Duration(ns).Seconds())
 }
 
-// ms formats a duration in milliseconds: "87 ms", "0.4 ms".
+// msOf formats a duration in milliseconds: "87 ms", "2.4 ms", "0.03 ms".
 func msOf(ns int64) string {
 	d := time.Duration(ns)
+	if d < time.Millisecond {
+		return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond))
+	}
 	if d < 10*time.Millisecond {
 		return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond))
 	}

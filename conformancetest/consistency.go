@@ -210,7 +210,6 @@ func (r *consistencyRun) judge(ops []cop) verdict {
 			v.failures = append(v.failures, fmt.Sprintf("the picture could not be written to %s: %v", r.c.rn.cfg.ConsistencyHTML, err))
 		} else {
 			v.picture = r.c.rn.cfg.ConsistencyHTML
-			v.failures[0] += " (picture: " + v.picture + ")"
 		}
 	}
 	return v
@@ -461,6 +460,9 @@ func (r *consistencyRun) explain(ops []cop, writes map[int64]*cop, initial cstat
 			}
 			if firstAfter(s, after(w)) < o.call {
 				missed := latestBefore(s, after(w), o.call)
+				if broken {
+					continue // one stale pet names the list
+				}
 				note(&stale, o, func() string {
 					was := "the quantity before the run"
 					if w != nil {
@@ -469,7 +471,9 @@ func (r *consistencyRun) explain(ops []cop, writes map[int64]*cop, initial cstat
 					return fmt.Sprintf("%s showed pet %d at quantity %d (%s) and so missed %s, answered %s before the list was sent",
 						r.describeOp(o), pet, q, was, r.describeOp(missed), msOf(o.call-missed.ret))
 				})
-				staleByBase[o.base]++
+				if !broken {
+					staleByBase[o.base]++ // once per list
+				}
 				broken = true
 				continue
 			}

@@ -16,7 +16,7 @@ func (r *Report) WriteText(w io.Writer, verbose bool) error {
 	ew := &errWriter{w: w}
 	target := r.BaseURL
 	if len(r.Replicas) > 0 {
-		target += " and " + strings.Join(r.Replicas, ", ")
+		target += " (and its replicas " + strings.Join(r.Replicas, ", ") + ")"
 	}
 	fmt.Fprintf(ew, "inventory conformance: %s (level %s%s)\n\n", target, r.Level, map[bool]string{true: ", read-only"}[r.ReadOnly])
 	for _, h := range r.Headlines {
