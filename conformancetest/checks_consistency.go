@@ -97,6 +97,9 @@ type consistencyRun struct {
 	next    int64 // the next quantity to write
 	avoid   []int64
 	listErr []string // per base URL: the first reason a list failed
+	// checkLimit bounds the linearizability check (default: the run's
+	// duration, at least 20 s); a check cut short is not judged.
+	checkLimit time.Duration
 }
 
 func runConsistency(c *checker) {

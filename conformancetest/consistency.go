@@ -179,7 +179,10 @@ func (r *consistencyRun) judge(ops []cop) verdict {
 	}
 
 	model := r.model()
-	limit := max(r.until, 20*time.Second)
+	limit := r.checkLimit
+	if limit == 0 {
+		limit = max(r.until, 20*time.Second)
+	}
 	start := time.Now()
 	illegal, unchecked, checked, longest := checkPieces(model, pieces, start.Add(limit))
 	took := time.Since(start)

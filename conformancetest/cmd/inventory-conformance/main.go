@@ -136,6 +136,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		tw.Flush()
 		return exitOK
 	}
+	if *clients == 0 {
+		// Zero in Config means the default; on the command line it is
+		// a mistake.
+		fmt.Fprintln(stderr, "inventory-conformance: -consistency-clients 0: the consistency run needs at least one client")
+		return exitUsage
+	}
 	key := apiKeyFrom(*apiKey, getenv)
 	if len(baseURLs) == 0 {
 		fmt.Fprintln(stderr, "inventory-conformance: -base-url is required (e.g. -base-url http://127.0.0.1:8080/v1)")
