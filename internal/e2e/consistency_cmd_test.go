@@ -19,7 +19,7 @@ import (
 // links to and that a browser draws), and fails a server whose update
 // answers carry another write.
 func TestConsistencyCommand(t *testing.T) {
-	bin := buildCommand(t)
+	bin := commandBinary(t)
 	node := redisFor(t)
 	rs := startReplicas(t, "redis://"+node.Addr()+"/0", "e2e-consistency-cmd", threeFrameworks)
 	args := func(picture string, bases ...string) []string {

@@ -15,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/petinventory/petinventory/conformancetest"
 	"github.com/petinventory/petinventory/internal/redistest"
 )
 
@@ -25,33 +24,48 @@ import (
 // every client connection of it is killed twice a second, and through a
 // Sentinel failover.
 
-var (
-	serverOnce sync.Once
-	serverBin  string
-	serverErr  error
-)
+// built holds the binaries built once per test binary, by package.
+var built sync.Map // package → *buildOnce
 
-// exampleServer builds examples/redis once per test binary, as a user
-// builds it, and returns the binary's path.
-func exampleServer(t *testing.T) string {
+type buildOnce struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// buildBinary builds the Go package pkg (a path as go build takes it,
+// from the repository's root) once per test binary, as a user builds it,
+// and returns the binary's path.
+func buildBinary(t *testing.T, pkg string) string {
 	t.Helper()
-	serverOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "e2e-example-server")
+	v, _ := built.LoadOrStore(pkg, &buildOnce{})
+	b := v.(*buildOnce)
+	b.once.Do(func() {
+		dir, err := os.MkdirTemp("", "e2e-build")
 		if err != nil {
-			serverErr = err
+			b.err = err
 			return
 		}
-		serverBin = filepath.Join(dir, "inventory-server")
-		cmd := exec.Command("go", "build", "-o", serverBin, "./examples/redis")
+		b.path = filepath.Join(dir, filepath.Base(pkg))
+		cmd := exec.Command("go", "build", "-o", b.path, pkg)
 		cmd.Dir = "../.."
 		if out, err := cmd.CombinedOutput(); err != nil {
-			serverErr = fmt.Errorf("go build ./examples/redis: %v\n%s", err, out)
+			b.err = fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
 		}
 	})
-	if serverErr != nil {
-		t.Fatal(serverErr)
+	if b.err != nil {
+		t.Fatal(b.err)
 	}
-	return serverBin
+	return b.path
+}
+
+// exampleServer is examples/redis, built once.
+func exampleServer(t *testing.T) string { return buildBinary(t, "./examples/redis") }
+
+// commandBinary is inventory-conformance, built once, without the race
+// detector (which would slow its checker tenfold).
+func commandBinary(t *testing.T) string {
+	return buildBinary(t, "./conformancetest/cmd/inventory-conformance")
 }
 
 // replica is one running examples/redis process.
@@ -141,18 +155,25 @@ func bases(rs []replica) []string {
 // threeFrameworks are the replicas of the runs: Gin, Fiber, Gin.
 var threeFrameworks = []string{"gin", "fiber", "gin"}
 
-// consistencyRun runs consistency/linearizable for d against bases and
-// returns its result.
-func consistencyRun(t *testing.T, bases []string, d time.Duration) conformancetest.Result {
+// consistencyCmd runs the inventory-conformance command (built without
+// the race detector, which would slow its checker tenfold) for d against
+// bases, and returns its result: consistency/linearizable's outcome and
+// detail line, read from the text report.
+func consistencyCmd(t *testing.T, bases []string, d time.Duration) (outcome, detail string, res cmdResult) {
 	t.Helper()
-	rep, err := conformancetest.RunChecks(t.Context(), conformancetest.Config{BaseURL: bases[0], Replicas: bases[1:], APIKey: testKey,
-		Run: "^consistency/", Consistency: d})
-	if err != nil {
-		t.Fatal(err)
+	args := []string{"-run", "^consistency/", "-consistency", d.String()}
+	for _, b := range bases {
+		args = append(args, "-base-url", b)
 	}
-	res, _ := rep.Result("consistency/linearizable")
-	t.Log(res.Detail)
-	return res
+	res = runCmd(t, commandBinary(t), args...)
+	if m := regexp.MustCompile(`(?m)^(PASS|FAIL|SKIP) +consistency/linearizable`).FindStringSubmatch(res.stdout); m != nil {
+		outcome = m[1]
+	}
+	if m := regexp.MustCompile(`(?m)^consistency/linearizable: (.*)$`).FindStringSubmatch(res.stdout); m != nil {
+		detail = m[1]
+	}
+	t.Logf("exit %d, %s: %s", res.code, outcome, detail)
+	return outcome, detail, res
 }
 
 // redisFor returns a Redis for one test: a redis-server of its own.
@@ -166,9 +187,8 @@ const consistencyLong = 60 * time.Second
 func TestConsistencyRedisReplicas(t *testing.T) {
 	node := redisFor(t)
 	rs := startReplicas(t, "redis://"+node.Addr()+"/0", "e2e-consistency", threeFrameworks)
-	res := consistencyRun(t, bases(rs), consistencyLong)
-	if res.Outcome != conformancetest.Pass {
-		t.Fatalf("%s: %s %v", res.Outcome, res.Reason, res.Failures)
+	if outcome, _, res := consistencyCmd(t, bases(rs), consistencyLong); outcome != "PASS" || res.code != 0 {
+		t.Fatalf("exit %d:\n%s%s", res.code, res.stdout, res.stderr)
 	}
 }
 
@@ -203,17 +223,17 @@ func TestConsistencyRedisClientsKilled(t *testing.T) {
 			}
 		}
 	})
-	res := consistencyRun(t, bases(rs), consistencyLong)
+	outcome, detail, res := consistencyCmd(t, bases(rs), consistencyLong)
 	close(stop)
 	wg.Wait()
 	t.Logf("%d CLIENT KILL TYPE normal, %d connections killed", kills, killed)
 	if killed == 0 {
 		t.Fatal("no client connection was killed: the test proves nothing")
 	}
-	if res.Outcome != conformancetest.Pass {
-		t.Fatalf("%s: %s %v", res.Outcome, res.Reason, res.Failures)
+	if outcome != "PASS" || res.code != 0 {
+		t.Fatalf("exit %d:\n%s%s", res.code, res.stdout, res.stderr)
 	}
-	if m := unknownRE.FindStringSubmatch(res.Detail); m != nil {
+	if m := unknownRE.FindStringSubmatch(detail); m != nil {
 		t.Logf("updates %s, of unknown outcome %s", m[1], m[2])
 	}
 }
@@ -231,17 +251,12 @@ func TestConsistencyRedisSentinelFailover(t *testing.T) {
 	// every write unanswerable once the master is gone.)
 	rs := startReplicas(t, url, "e2e-consistency-sentinel", threeFrameworks, "-replica-acks", "1", "-replica-ack-timeout", "1s")
 	old := set.Master()
-	type outcome struct {
-		rep *conformancetest.Report
-		err error
-	}
-	done := make(chan outcome, 1)
 	all := bases(rs)
-	go func() {
-		rep, err := conformancetest.RunChecks(t.Context(), conformancetest.Config{BaseURL: all[0], Replicas: all[1:], APIKey: testKey,
-			Run: "^consistency/", Consistency: 20 * time.Second})
-		done <- outcome{rep, err}
-	}()
+	args := []string{"-run", "^consistency/", "-consistency", "20s"}
+	for _, b := range all {
+		args = append(args, "-base-url", b)
+	}
+	cmd, stdout, stderr := start(t, commandBinary(t), args...)
 	// Kill the master once the run writes: a list shows one of its
 	// quantities (they start at 1 000 000).
 	err := redistest.Poll(20*time.Second, func() error {
@@ -267,14 +282,10 @@ func TestConsistencyRedisSentinelFailover(t *testing.T) {
 	old.Kill()
 	promoted := set.WaitFailover(old, 30*time.Second)
 	t.Logf("master %s killed, %s promoted", old.Name, promoted.Name)
-	out := <-done
-	if out.err != nil {
-		t.Fatal(out.err)
-	}
-	res, _ := out.rep.Result("consistency/linearizable")
-	t.Log(res.Detail)
-	if res.Outcome != conformancetest.Pass {
-		t.Fatalf("%s: %s %v", res.Outcome, res.Reason, res.Failures)
+	res := wait(t, cmd, stdout, stderr)
+	t.Logf("exit %d:\n%s", res.code, res.stdout)
+	if res.code != 0 || !strings.Contains(res.stdout, "PASS    consistency/linearizable") {
+		t.Fatalf("exit %d:\n%s%s", res.code, res.stdout, res.stderr)
 	}
 }
 
