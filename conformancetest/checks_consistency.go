@@ -222,7 +222,7 @@ func (r *consistencyRun) list(o *cop) {
 		return
 	}
 	o.ok = true
-	for i := range o.seen {
+	for i := range r.pets { // the slots past them stay 0, as in the model
 		o.seen[i] = -1
 	}
 	for _, it := range items {

@@ -105,7 +105,7 @@ func (r *consistencyRun) judge(ops []cop) verdict {
 		if o.kind != opList || !o.ok {
 			continue
 		}
-		for s, q := range o.seen {
+		for s, q := range o.seen[:len(r.pets)] {
 			if w := writes[q]; w != nil && w.slot == s {
 				if t, ok := firstSeen[q]; !ok || o.ret < t.ret {
 					firstSeen[q] = seen{o.ret, o.round}
@@ -437,7 +437,7 @@ func (r *consistencyRun) explain(ops []cop, writes map[int64]*cop, initial cstat
 		}
 		latestCall, latestSlot := int64(math.MinInt64), -1
 		broken := false
-		for s, q := range o.seen {
+		for s, q := range o.seen[:len(r.pets)] {
 			pet := r.pets[s].id
 			if q == -1 {
 				note(&missing, o, func() string {
@@ -489,7 +489,7 @@ func (r *consistencyRun) explain(ops []cop, writes map[int64]*cop, initial cstat
 		}
 		// One instant: no pet may show a value that an update answered
 		// before the newest value's write was even sent had replaced.
-		for s, q := range o.seen {
+		for s, q := range o.seen[:len(r.pets)] {
 			if s == latestSlot {
 				continue
 			}

@@ -162,6 +162,12 @@ func TestConsistencyRules(t *testing.T) {
 		}
 		t.Log(v.detail)
 	})
+	t.Run("one pet", func(t *testing.T) {
+		r, ops := simulate(5, 4, 300*time.Millisecond, simPets[:1])
+		if v := r.judge(ops); len(v.failures) > 0 || v.notJudged != "" {
+			t.Fatalf("%q %q", v.failures, v.notJudged)
+		}
+	})
 	t.Run("out of time", func(t *testing.T) {
 		r, ops := simulate(4, 4, 300*time.Millisecond, simPets)
 		r.checkLimit = time.Nanosecond
