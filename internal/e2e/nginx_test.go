@@ -15,11 +15,10 @@ import (
 	"github.com/petinventory/petinventory/conformancetest"
 )
 
-// nginxConf is a misconfigured nginx in front of the API: it passes on
-// only the list and numeric pet ids, and keeps its default body limit
-// below the API's, so that nginx itself answers some requests with its
-// own pages.
-const nginxConf = `daemon off;
+// nginxHTTP is the start of an nginx configuration that runs in the
+// foreground with every file in the run directory (%[1]s), up to the
+// http block's own settings.
+const nginxHTTP = `daemon off;
 master_process off;
 worker_processes 1;
 pid %[1]s/nginx.pid;
@@ -31,7 +30,13 @@ http {
 	proxy_temp_path %[1]s/proxy;
 	fastcgi_temp_path %[1]s/fastcgi;
 	uwsgi_temp_path %[1]s/uwsgi;
-	scgi_temp_path %[1]s/scgi;
+	scgi_temp_path %[1]s/scgi;`
+
+// nginxConf is a misconfigured nginx in front of the API: it passes on
+// only the list and numeric pet ids, and keeps its default body limit
+// below the API's, so that nginx itself answers some requests with its
+// own pages.
+const nginxConf = nginxHTTP + `
 	client_max_body_size 1k;
 	server {
 		listen 127.0.0.1:%[2]d;
@@ -125,19 +130,7 @@ func TestMisconfiguredNginx(t *testing.T) {
 
 // nginxGoodConf is nginx configured correctly in front of the API: every
 // request under /v1/ passed on as it came, a body limit above the API's.
-const nginxGoodConf = `daemon off;
-master_process off;
-worker_processes 1;
-pid %[1]s/nginx.pid;
-error_log %[1]s/error.log;
-events { worker_connections 64; }
-http {
-	access_log off;
-	client_body_temp_path %[1]s/body;
-	proxy_temp_path %[1]s/proxy;
-	fastcgi_temp_path %[1]s/fastcgi;
-	uwsgi_temp_path %[1]s/uwsgi;
-	scgi_temp_path %[1]s/scgi;
+const nginxGoodConf = nginxHTTP + `
 	client_max_body_size 1m;
 	server {
 		listen 127.0.0.1:%[2]d;
