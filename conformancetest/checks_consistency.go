@@ -98,7 +98,7 @@ type consistencyRun struct {
 	avoid   []int64
 	listErr []string // per base URL: the first reason a list failed
 	// checkLimit bounds the linearizability check (default: the run's
-	// duration, at least 20 s); a check cut short is not judged.
+	// duration twice, at least 30 s); a check cut short is not judged.
 	checkLimit time.Duration
 }
 
