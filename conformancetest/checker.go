@@ -39,6 +39,9 @@ type checker struct {
 	sent map[int64]bool
 	// patched holds the pet ids this check sent PATCHes to.
 	patched map[int64]bool
+	// notJudged lists the requests an intermediary refused before the
+	// API saw them (see refusedInFront).
+	notJudged []string
 }
 
 // item is an inventory entry as the list answered it.
@@ -127,7 +130,9 @@ func (c *checker) try(r request) *exchange {
 	if c.rn.echoes(ex.resp, c.rn.cfg.APIKey) {
 		c.failf(ex, "no part of the Authorization header in any answer (CONTRACT.md §Every response)", "the answer echoes the API key (shown here as %s)", keyVar)
 	}
-	if c.contract() && !ex.resp.truncated {
+	if _, _, refused := frontRefusal(ex); c.contract() && !ex.resp.truncated && !refused {
+		// (A refusal in front of the API is the check's to note as not
+		// judged: it is no answer of the API.)
 		if op, ok := operationFor(r.method, r.path); ok {
 			body, err := ex.resp.identityBody()
 			if errors.Is(err, errTooLarge) {

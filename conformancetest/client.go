@@ -35,6 +35,9 @@ type request struct {
 	acceptEncoding string
 	// ifNoneMatch is sent as If-None-Match when not empty.
 	ifNoneMatch string
+	// base, when not empty, is the base URL to send to instead of
+	// Config.BaseURL: one of Config.Replicas.
+	base string
 	// gate, when not nil, holds the body back until the gate opens: the
 	// connection is open and the headers are sent, so that requests
 	// released together reach the server together.
@@ -180,7 +183,11 @@ var maxResponseBytes = 64 << 20
 // send performs r. It never fails the check itself: a transport error is
 // returned in the exchange.
 func (rn *runner) send(ctx context.Context, r request) *exchange {
-	ex := &exchange{req: r, url: rn.cfg.BaseURL + r.path}
+	base := rn.cfg.BaseURL
+	if r.base != "" {
+		base = r.base
+	}
+	ex := &exchange{req: r, url: base + r.path}
 	ctx, cancel := context.WithTimeout(ctx, rn.cfg.RequestTimeout)
 	defer cancel()
 	req, err := rn.newRequest(ctx, r, ex.url)

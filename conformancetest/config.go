@@ -31,6 +31,9 @@ const (
 	DefaultMaxBodyBytes   = 16 << 10
 	DefaultRequestTimeout = 10 * time.Second
 	DefaultParallelism    = 8
+	// DefaultConsistencyClients is the number of clients of the
+	// consistency run when Config.ConsistencyClients is zero.
+	DefaultConsistencyClients = 8
 )
 
 // Config says which deployment to check and how.
@@ -56,9 +59,34 @@ type Config struct {
 	ReadOnly bool
 	// Level is LevelContract (the default when empty) or LevelSpec.
 	Level Level
+	// Replicas are further base URLs of the same deployment (other
+	// replicas, or the same load balancer by other routes), in the form
+	// of BaseURL. Only the consistency checks use them: their clients are
+	// spread over BaseURL and every replica. Every other check runs
+	// against BaseURL alone.
+	Replicas []string
 	// Run, when not empty, is a regular expression: only checks whose
 	// name it matches run (as with go test -run, unanchored).
 	Run string
+	// Skip, when not empty, is a regular expression: checks whose name it
+	// matches do not run (as with go test -skip, unanchored). It applies
+	// after Run.
+	Skip string
+	// Consistency is how long the consistency run lasts: clients that
+	// list and update at once, whose history is then checked for
+	// linearizability (see the check consistency/linearizable). Zero
+	// skips it: it writes many times, so it runs only when asked.
+	Consistency time.Duration
+	// ConsistencyClients is the number of clients of the consistency run
+	// (default DefaultConsistencyClients), spread over BaseURL and
+	// Replicas, each with one request in flight.
+	ConsistencyClients int
+	// ConsistencyHTML, when not empty, is a file that the consistency
+	// check writes a picture of its history to when it fails: the HTML
+	// visualization of porcupine, the linearizability checker, showing
+	// the requests of each client on one time line and how far a
+	// linearization got. The HTML report links to it.
+	ConsistencyHTML string
 	// MaxBodyBytes is the body limit the deployment is configured with
 	// (default DefaultMaxBodyBytes, the library's default of 16 KiB).
 	MaxBodyBytes int64
@@ -93,6 +121,15 @@ func (c Config) normalized() (Config, *regexp.Regexp, error) {
 		return c, nil, fmt.Errorf("conformancetest: Config.BaseURL %q must not hold a query or fragment", c.BaseURL)
 	}
 	c.BaseURL = strings.TrimRight(c.BaseURL, "/")
+	replicas := make([]string, 0, len(c.Replicas))
+	for _, r := range c.Replicas {
+		u, err := url.Parse(r)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+			return c, nil, fmt.Errorf("conformancetest: Config.Replicas: %q is not an absolute http or https URL without query or fragment", r)
+		}
+		replicas = append(replicas, strings.TrimRight(r, "/"))
+	}
+	c.Replicas = replicas
 	if c.APIKey == "" {
 		return c, nil, errors.New("conformancetest: Config.APIKey is empty; every route needs a valid bearer key")
 	}
@@ -112,6 +149,20 @@ func (c Config) normalized() (Config, *regexp.Regexp, error) {
 		if err != nil {
 			return c, nil, fmt.Errorf("conformancetest: Config.Run: %v", err)
 		}
+	}
+	if c.Skip != "" {
+		if _, err := regexp.Compile(c.Skip); err != nil {
+			return c, nil, fmt.Errorf("conformancetest: Config.Skip: %v", err)
+		}
+	}
+	if c.Consistency < 0 {
+		return c, nil, fmt.Errorf("conformancetest: Config.Consistency %v is negative", c.Consistency)
+	}
+	if c.ConsistencyClients == 0 {
+		c.ConsistencyClients = DefaultConsistencyClients
+	}
+	if c.ConsistencyClients < 1 || c.ConsistencyClients > maxConsistencyClients {
+		return c, nil, fmt.Errorf("conformancetest: Config.ConsistencyClients %d is not in 1..%d", c.ConsistencyClients, maxConsistencyClients)
 	}
 	if c.MaxBodyBytes == 0 {
 		c.MaxBodyBytes = DefaultMaxBodyBytes
@@ -142,6 +193,9 @@ func (c Config) normalized() (Config, *regexp.Regexp, error) {
 			tr := t.Clone()
 			// Every request sets Accept-Encoding itself (see send).
 			tr.DisableCompression = true
+			// One idle connection per client of the busiest check, so
+			// that its requests do not each dial a new one.
+			tr.MaxIdleConnsPerHost = max(c.Parallelism, c.ConsistencyClients, tr.MaxIdleConnsPerHost)
 			cp.Transport = tr
 		} else {
 			// The process replaced the default; take the stock settings.

@@ -1,9 +1,10 @@
 // Package conformancetest checks, over HTTP only, that a deployment of the
 // Pet Store inventory API behaves as the specification (docs/SPEC.md in
 // the petinventory repository) and the petinventory contract
-// (docs/CONTRACT.md) require. It imports nothing from
-// the petinventory repository and nothing outside the standard library, so
-// it can judge any implementation, in any language, by its URL.
+// (docs/CONTRACT.md) require. It imports nothing from the petinventory
+// repository, and outside the standard library only porcupine, the
+// linearizability checker (which has no dependencies), so it can judge
+// any implementation, in any language, by its URL.
 //
 // Every rule is a named check ("auth/missing-header", "body/trailing-data",
 // "concurrency/parallel-updates", …) that cites its source ("spec §4.2 rule
@@ -56,6 +57,34 @@
 // the document (a test in the repository's internal/e2e module derives
 // and compares it), and this package's tests prove that the embedded
 // rules agree with that file.
+//
+// # Consistency across replicas
+//
+// consistency/linearizable runs only when Config.Consistency gives it a
+// duration. Clients (Config.ConsistencyClients) spread over BaseURL and
+// Config.Replicas, the other replicas of the deployment, list and update a
+// few pets at once, each write with a quantity of its own, and record each
+// request's call and return on one monotonic clock. The history is then
+// checked with porcupine (github.com/anishathalye/porcupine), as etcd's
+// robustness tests check etcd: every list and update must appear to take
+// effect at one instant between its call and its return, on one copy of
+// the inventory. An update with no answer or a 503 may have taken effect
+// or not. Every 100 ms the clients wait until nothing is in flight and one
+// list is sent alone: it fixes the state there, so that each piece of the
+// history is checked on its own, and the check stays fast. A failure says
+// in words which list, through which base URL, missed which update
+// answered how long before (or showed a write never made, or mixed two
+// instants, or which update answered another write), and
+// Config.ConsistencyHTML receives porcupine's picture of the history. A
+// check that runs out of time is skipped as not judged, never passed.
+//
+// # Not judged through an intermediary
+//
+// A request that a standard intermediary refuses before the API can see
+// it (nginx answers a method name in lower case with its own 400, whatever
+// its settings) cannot be judged through it: a check whose only faults are
+// such refusals is skipped as not judged, naming the intermediary. A proxy
+// that changes an answer the API gave still fails the check.
 //
 // # What to read first
 //

@@ -135,3 +135,41 @@ func containsString(list []string, s string) bool {
 	}
 	return false
 }
+
+// frontRefusal reports whether ex was refused by a standard intermediary
+// (a proxy or load balancer) before the API could see it: a 400 that did
+// not come from the API, to a request that intermediaries refuse as
+// malformed although HTTP allows it (a method name in lower case, which
+// nginx refuses whatever its settings). It returns who refused (the
+// Server or Via header) and what in the request was refused.
+func frontRefusal(ex *exchange) (who, what string, ok bool) {
+	if ex.resp == nil || ex.resp.status != http.StatusBadRequest || notFromAPI(ex) == "" {
+		return "", "", false
+	}
+	if ex.req.method != strings.ToLower(ex.req.method) {
+		return "", "", false
+	}
+	who = "an intermediary in front of the API"
+	if v := ex.resp.header.Get("Server"); v != "" {
+		who = v
+	} else if v := ex.resp.header.Get("Via"); v != "" {
+		who = "the proxy of Via: " + v
+	}
+	return who, "a method name in lower case", true
+}
+
+// refusedInFront reports whether ex was refused before the API could see
+// it (see frontRefusal). Such a request cannot be judged through that
+// intermediary: the check notes it as not judged, naming it, instead of
+// failing. An answer that came from the API, or any other status, is
+// judged as usual, so a proxy that changes the API's answers still fails.
+func (c *checker) refusedInFront(ex *exchange) bool {
+	who, what, ok := frontRefusal(ex)
+	if !ok {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.notJudged = append(c.notJudged, fmt.Sprintf("%s %s (%s) was refused by %s with its own 400 before the API could see it", ex.req.method, c.rn.scrub(ex.url), what, who))
+	return true
+}

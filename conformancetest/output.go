@@ -14,7 +14,11 @@ import (
 // "N passed, N failed, N skipped". verbose adds each check's rule.
 func (r *Report) WriteText(w io.Writer, verbose bool) error {
 	ew := &errWriter{w: w}
-	fmt.Fprintf(ew, "inventory conformance: %s (level %s%s)\n\n", r.BaseURL, r.Level, map[bool]string{true: ", read-only"}[r.ReadOnly])
+	target := r.BaseURL
+	if len(r.Replicas) > 0 {
+		target += " (and its replicas " + strings.Join(r.Replicas, ", ") + ")"
+	}
+	fmt.Fprintf(ew, "inventory conformance: %s (level %s%s)\n\n", target, r.Level, map[bool]string{true: ", read-only"}[r.ReadOnly])
 	for _, h := range r.Headlines {
 		fmt.Fprintf(ew, "READ FIRST: %s\n\n", h)
 	}
@@ -67,6 +71,9 @@ func (r *Report) WriteText(w io.Writer, verbose bool) error {
 // writeFailures writes the failures of res, each with its evidence.
 func writeFailures(w io.Writer, res Result, indent string) {
 	fmt.Fprintf(w, "%srule:     %s\n", indent, res.Rule)
+	if res.Visualization != "" {
+		fmt.Fprintf(w, "%spicture:  %s (open it in a browser)\n", indent, res.Visualization)
+	}
 	for i, f := range res.Failures {
 		if i > 0 {
 			fmt.Fprintln(w)

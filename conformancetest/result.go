@@ -34,6 +34,10 @@ type Result struct {
 	// Requests is the number of requests the check sent.
 	Requests int           `json:"requests"`
 	Duration time.Duration `json:"durationNs"`
+	// Visualization is the file that holds a picture of the failure
+	// (Config.ConsistencyHTML, written by the consistency check), ""
+	// when none was written.
+	Visualization string `json:"visualization,omitempty"`
 }
 
 // Failure is one thing that did not hold, with the request that showed it.
@@ -80,9 +84,12 @@ type ResponseRecord struct {
 
 // Report is the result of a run.
 type Report struct {
-	BaseURL  string `json:"baseURL"`
-	Level    Level  `json:"level"`
-	ReadOnly bool   `json:"readOnly"`
+	BaseURL string `json:"baseURL"`
+	// Replicas are the further base URLs of the deployment that the
+	// consistency checks used (Config.Replicas).
+	Replicas []string `json:"replicas,omitempty"`
+	Level    Level    `json:"level"`
+	ReadOnly bool     `json:"readOnly"`
 	// Headlines are what to read first, before the results: the key was
 	// refused (and what failed or was skipped because of it), or answers
 	// came from something in front of the API rather than from it.

@@ -15,11 +15,10 @@ import (
 	"github.com/petinventory/petinventory/conformancetest"
 )
 
-// nginxConf is a misconfigured nginx in front of the API: it passes on
-// only the list and numeric pet ids, and keeps its default body limit
-// below the API's, so that nginx itself answers some requests with its
-// own pages.
-const nginxConf = `daemon off;
+// nginxHTTP is the start of an nginx configuration that runs in the
+// foreground with every file in the run directory (%[1]s), up to the
+// http block's own settings.
+const nginxHTTP = `daemon off;
 master_process off;
 worker_processes 1;
 pid %[1]s/nginx.pid;
@@ -31,7 +30,13 @@ http {
 	proxy_temp_path %[1]s/proxy;
 	fastcgi_temp_path %[1]s/fastcgi;
 	uwsgi_temp_path %[1]s/uwsgi;
-	scgi_temp_path %[1]s/scgi;
+	scgi_temp_path %[1]s/scgi;`
+
+// nginxConf is a misconfigured nginx in front of the API: it passes on
+// only the list and numeric pet ids, and keeps its default body limit
+// below the API's, so that nginx itself answers some requests with its
+// own pages.
+const nginxConf = nginxHTTP + `
 	client_max_body_size 1k;
 	server {
 		listen 127.0.0.1:%[2]d;
@@ -41,15 +46,15 @@ http {
 }
 `
 
-// TestMisconfiguredNginx: behind a real nginx that answers some requests
-// itself, the failures and the report's headline say that nginx, not the
-// API, answered, with its evidence.
-func TestMisconfiguredNginx(t *testing.T) {
+// startNginx runs nginx with conf (a format of the run directory, the
+// port and the upstream host:port) in front of the API at api, and
+// returns nginx's base URL, once nginx answers.
+func startNginx(t *testing.T, conf, api string) string {
+	t.Helper()
 	bin, err := exec.LookPath("nginx")
 	if err != nil {
 		t.Skip("nginx is not installed (.ci/run installs nginx-light)")
 	}
-	api, _ := serveBroken(t, brokenCase{})
 	upstream := strings.TrimPrefix(strings.TrimSuffix(api, "/v1"), "http://")
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -58,12 +63,12 @@ func TestMisconfiguredNginx(t *testing.T) {
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
 	dir := t.TempDir()
-	conf := filepath.Join(dir, "nginx.conf")
-	if err := os.WriteFile(conf, fmt.Appendf(nil, nginxConf, dir, port, upstream), 0o644); err != nil {
+	file := filepath.Join(dir, "nginx.conf")
+	if err := os.WriteFile(file, fmt.Appendf(nil, conf, dir, port, upstream), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	cmd := exec.Command(bin, "-p", dir, "-c", conf)
+	cmd := exec.Command(bin, "-p", dir, "-c", file)
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -84,6 +89,15 @@ func TestMisconfiguredNginx(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond) // polling for nginx to listen: a state, with a deadline
 	}
+	return base
+}
+
+// TestMisconfiguredNginx: behind a real nginx that answers some requests
+// itself, the failures and the report's headline say that nginx, not the
+// API, answered, with its evidence.
+func TestMisconfiguredNginx(t *testing.T) {
+	api, _ := serveBroken(t, brokenCase{})
+	base := startNginx(t, nginxConf, api)
 
 	rep, err := conformancetest.RunChecks(t.Context(), conformancetest.Config{BaseURL: base, APIKey: testKey, Run: `^(routes|petid|size)/`})
 	if err != nil {
@@ -112,4 +126,39 @@ func TestMisconfiguredNginx(t *testing.T) {
 	if res, _ := rep.Result("routes/list-other-methods"); res.Outcome != conformancetest.Pass {
 		t.Errorf("routes/list-other-methods, passed on by nginx: %s %v", res.Outcome, res.Failures)
 	}
+}
+
+// nginxGoodConf is nginx configured correctly in front of the API: every
+// request under /v1/ passed on as it came, a body limit above the API's.
+const nginxGoodConf = nginxHTTP + `
+	client_max_body_size 1m;
+	server {
+		listen 127.0.0.1:%[2]d;
+		location /v1/ { proxy_pass http://%[3]s; proxy_http_version 1.1; proxy_set_header Connection ""; }
+	}
+}
+`
+
+// TestCorrectNginx: through a correctly configured nginx every check
+// passes but routes/unknown-methods, whose lowercase methods nginx
+// refuses with its own 400 whatever its settings: that check is not
+// judged through nginx, and says so, naming it.
+func TestCorrectNginx(t *testing.T) {
+	base := startNginx(t, nginxGoodConf, serveNetHTTP(t, nil, newAPI(t, openMemory(t, seed...))))
+	rep, err := conformancetest.RunChecks(t.Context(), conformancetest.Config{BaseURL: base, APIKey: testKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, res := range rep.Results {
+		switch {
+		case res.Name == "routes/unknown-methods":
+			if res.Outcome != conformancetest.Skip || !strings.Contains(res.Reason, "not judged through the intermediary") || !strings.Contains(res.Reason, "refused by nginx") {
+				t.Errorf("%s: %s %q %v", res.Name, res.Outcome, res.Reason, res.Failures)
+			}
+			t.Logf("%s: %s", res.Name, res.Reason)
+		case res.Outcome == conformancetest.Fail:
+			t.Errorf("%s failed through a correct nginx: %v", res.Name, res.Failures)
+		}
+	}
+	t.Log(rep.Summary())
 }

@@ -86,6 +86,9 @@ func TestEveryCheckHasABrokenServer(t *testing.T) {
 	for _, bc := range brokenCases {
 		covered[bc.check] = true
 	}
+	// It needs replicas and a duration: its broken deployments are
+	// brokenDeployments (TestConsistencyCatchesBrokenReplicas).
+	covered["consistency/linearizable"] = len(brokenDeployments) > 0
 	for _, c := range conformancetest.Checks(conformancetest.LevelContract) {
 		if !covered[c.Name] {
 			t.Errorf("check %s has no broken server proving it can fail", c.Name)

@@ -13,7 +13,10 @@
 //
 // Flags:
 //
-//	-base-url URL        base URL, version segment included (required)
+//	-base-url URL        base URL, version segment included (required); give
+//	                     it again for each further replica of the deployment:
+//	                     the consistency run spreads its clients over them all,
+//	                     every other check runs against the first
 //	-api-key KEY         bearer key (default: $INVENTORY_API_KEY, else the first
 //	                     key of $INVENTORY_API_KEYS, the comma-separated keys
 //	                     the repository's servers accept; prefer a variable,
@@ -22,6 +25,13 @@
 //	-level spec|contract spec: only what the seed spec requires; contract:
 //	                     every rule of CONTRACT.md (default contract)
 //	-run REGEXP          run only the checks whose name matches
+//	-skip REGEXP         do not run the checks whose name matches
+//	-consistency D       run consistency/linearizable for D (e.g. 10s): clients
+//	                     list and update at once and the history is checked for
+//	                     linearizability (off by default: it writes many times)
+//	-consistency-clients N  clients of the consistency run (default 8)
+//	-consistency-html FILE  when the consistency check fails, write a picture
+//	                     of the history (porcupine's visualization) to FILE
 //	-junit FILE          also write a JUnit XML report to FILE
 //	-html FILE           also write an HTML report to FILE: one page with the
 //	                     verdict, the failures first with their curl lines
@@ -74,7 +84,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	fs := flag.NewFlagSet("inventory-conformance", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var (
-		baseURL  = fs.String("base-url", "", "base URL of the API, version segment included, e.g. https://staging.example/v1 (required)")
+		baseURLs stringList
 		apiKey   = fs.String("api-key", "", "bearer API key (default: $INVENTORY_API_KEY, else the first key of $INVENTORY_API_KEYS; prefer a variable)")
 		readOnly = fs.Bool("read-only", false, "skip every check that changes quantities")
 		level    = fs.String("level", string(conformancetest.LevelContract), "spec: only what the seed spec requires; contract: every rule of CONTRACT.md")
@@ -86,7 +96,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		timeout  = fs.Duration("timeout", conformancetest.DefaultRequestTimeout, "time limit of each request")
 		maxBody  = fs.Int64("max-body-bytes", conformancetest.DefaultMaxBodyBytes, "the deployment's body limit")
 		list     = fs.Bool("list", false, "list the checks of the level and exit")
+		skipRE   = fs.String("skip", "", "do not run the checks whose name matches this regular expression")
+		consist  = fs.Duration("consistency", 0, "run the consistency check for this long (e.g. 10s); 0 skips it")
+		clients  = fs.Int("consistency-clients", conformancetest.DefaultConsistencyClients, "clients of the consistency run, spread over every -base-url")
+		consHTML = fs.String("consistency-html", "", "when the consistency check fails, write a picture of the history (HTML) to this file")
 	)
+	fs.Var(&baseURLs, "base-url", "base URL of the API, version segment included, e.g. https://staging.example/v1 (required); repeat it for each replica of the deployment")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: inventory-conformance -base-url URL [flags]\n\n"+
 			"Checks a running inventory API against the spec and the contract.\n"+
@@ -121,8 +136,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		tw.Flush()
 		return exitOK
 	}
+	if *clients == 0 {
+		// Zero in Config means the default; on the command line it is
+		// a mistake.
+		fmt.Fprintln(stderr, "inventory-conformance: -consistency-clients 0: the consistency run needs at least one client")
+		return exitUsage
+	}
 	key := apiKeyFrom(*apiKey, getenv)
-	if *baseURL == "" {
+	if len(baseURLs) == 0 {
 		fmt.Fprintln(stderr, "inventory-conformance: -base-url is required (e.g. -base-url http://127.0.0.1:8080/v1)")
 		return exitUsage
 	}
@@ -131,13 +152,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return exitUsage
 	}
 	cfg := conformancetest.Config{
-		BaseURL:        *baseURL,
-		APIKey:         key,
-		ReadOnly:       *readOnly,
-		Level:          lvl,
-		Run:            *runRE,
-		MaxBodyBytes:   *maxBody,
-		RequestTimeout: *timeout,
+		BaseURL:            baseURLs[0],
+		Replicas:           baseURLs[1:],
+		APIKey:             key,
+		ReadOnly:           *readOnly,
+		Level:              lvl,
+		Run:                *runRE,
+		Skip:               *skipRE,
+		MaxBodyBytes:       *maxBody,
+		RequestTimeout:     *timeout,
+		Consistency:        *consist,
+		ConsistencyClients: *clients,
+		ConsistencyHTML:    *consHTML,
 	}
 	if *verbose {
 		cfg.Progress = func(r conformancetest.Result) {
@@ -212,6 +238,16 @@ func apiKeyFrom(flagKey string, getenv func(string) string) string {
 		}
 	}
 	return ""
+}
+
+// stringList is a flag that may be given several times.
+type stringList []string
+
+func (l *stringList) String() string { return strings.Join(*l, ", ") }
+
+func (l *stringList) Set(v string) error {
+	*l = append(*l, v)
+	return nil
 }
 
 // writeFile writes a report to path with write.

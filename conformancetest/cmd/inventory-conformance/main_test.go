@@ -47,3 +47,29 @@ func TestNoKey(t *testing.T) {
 		t.Errorf("exit %d, %s", code, stderr.String())
 	}
 }
+
+// TestBadConsistencyFlags: the new flags' bad values are usage errors
+// that name what is wrong, before any request.
+func TestBadConsistencyFlags(t *testing.T) {
+	env := func(k string) string {
+		if k == "INVENTORY_API_KEY" {
+			return "k"
+		}
+		return ""
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-base-url", "http://127.0.0.1:1/v1", "-base-url", "ftp://x/v1"}, "Config.Replicas"},
+		{[]string{"-base-url", "http://127.0.0.1:1/v1", "-skip", "("}, "Config.Skip"},
+		{[]string{"-base-url", "http://127.0.0.1:1/v1", "-consistency", "-1s"}, "Config.Consistency"},
+		{[]string{"-base-url", "http://127.0.0.1:1/v1", "-consistency-clients", "-3"}, "Config.ConsistencyClients"},
+		{[]string{"-base-url", "http://127.0.0.1:1/v1", "-consistency-clients", "0"}, "at least one client"},
+	} {
+		var stdout, stderr bytes.Buffer
+		if code := run(context.Background(), tc.args, env, &stdout, &stderr); code != exitUsage || !strings.Contains(stderr.String(), tc.want) {
+			t.Errorf("%q: exit %d, %s", tc.args, code, stderr.String())
+		}
+	}
+}

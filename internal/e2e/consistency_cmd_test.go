@@ -1,0 +1,101 @@
+package e2e
+
+import (
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestConsistencyCommand runs inventory-conformance as the README shows:
+// one -base-url per replica, -run '^consistency/', -consistency 10s,
+// -consistency-html FILE. It passes three examples/redis replicas on one
+// Redis, fails when one of them sits behind a cache that answers lists up
+// to 300 ms old (and writes FILE, an HTML page that the -html report
+// links to and that a browser draws), and fails a server whose update
+// answers carry another write.
+func TestConsistencyCommand(t *testing.T) {
+	bin := commandBinary(t)
+	node := redisFor(t)
+	rs := startReplicas(t, "redis://"+node.Addr()+"/0", "e2e-consistency-cmd", threeFrameworks)
+	args := func(picture string, bases ...string) []string {
+		var a []string
+		for _, b := range bases {
+			a = append(a, "-base-url", b)
+		}
+		return append(a, "-run", "^consistency/", "-consistency", "10s", "-consistency-html", picture)
+	}
+	dir := t.TempDir()
+
+	t.Run("passes three replicas", func(t *testing.T) {
+		picture := filepath.Join(dir, "pass.html")
+		start := time.Now()
+		res := runCmd(t, bin, args(picture, bases(rs)...)...)
+		t.Logf("exit %d in %v:\n%s", res.code, time.Since(start).Round(time.Millisecond), res.stdout)
+		if res.code != 0 || summaryRE.FindString(res.stdout) != "1 passed, 0 failed, 0 skipped" {
+			t.Fatalf("exit %d, summary %q:\n%s%s", res.code, summaryRE.FindString(res.stdout), res.stdout, res.stderr)
+		}
+		if _, err := os.Stat(picture); !os.IsNotExist(err) {
+			t.Errorf("a passing run wrote the picture (%v)", err)
+		}
+	})
+
+	t.Run("fails a replica behind a stale cache", func(t *testing.T) {
+		origin, err := url.Parse(strings.TrimSuffix(rs[1].base, "/v1"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cache := httptest.NewServer(staleCache(httputil.NewSingleHostReverseProxy(origin), 300*time.Millisecond))
+		t.Cleanup(cache.Close)
+		picture := filepath.Join(dir, "stale.html")
+		report := filepath.Join(dir, "report.html")
+		res := runCmd(t, bin, append(args(picture, rs[0].base, cache.URL+"/v1", rs[2].base), "-html", report)...)
+		t.Logf("exit %d:\n%s", res.code, res.stdout)
+		if res.code != 1 || summaryRE.FindString(res.stdout) != "0 passed, 1 failed, 0 skipped" {
+			t.Fatalf("exit %d, want 1:\n%s%s", res.code, res.stdout, res.stderr)
+		}
+		if !strings.Contains(res.stdout, "missed the update") || !strings.Contains(res.stdout, cache.URL+"/v1: ") {
+			t.Errorf("the failure does not name the stale list and its base URL:\n%s", res.stdout)
+		}
+		b, err := os.ReadFile(picture)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(b) < 1000 || !strings.Contains(string(b[:min(len(b), 200)]), "<html") {
+			t.Fatalf("the picture is not an HTML page: %d bytes: %.200s", len(b), b)
+		}
+		page, err := os.ReadFile(report)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(page), `id="consistency-picture" href="`+picture+`"`) {
+			t.Errorf("the -html report does not link to the picture")
+		}
+		t.Run("the picture in a browser", func(t *testing.T) {
+			wd := startBrowser(t)
+			wd.open(picture)
+			var drawn int
+			// The page draws the history with script once loaded.
+			for deadline := time.Now().Add(20 * time.Second); drawn == 0 && time.Now().Before(deadline); {
+				wd.script(`return document.querySelectorAll('#canvas svg rect').length`, &drawn)
+			}
+			if drawn == 0 {
+				t.Fatal("the picture draws no history")
+			}
+			t.Logf("the picture draws %d boxes", drawn)
+		})
+	})
+
+	t.Run("fails a server whose update answers carry another write", func(t *testing.T) {
+		api := newAPI(t, readBackStore{openMemory(t, seed...)})
+		base := serveNetHTTP(t, nil, api)
+		res := runCmd(t, bin, args(filepath.Join(dir, "other.html"), base)...)
+		if res.code != 1 || !strings.Contains(res.stdout, "not its own write") {
+			t.Fatalf("exit %d, want 1 and the words:\n%s%s", res.code, res.stdout, res.stderr)
+		}
+	})
+}

@@ -1,0 +1,300 @@
+package e2e
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/petinventory/petinventory/internal/redistest"
+)
+
+// The consistency check raises no false alarm against the repository's
+// own server: three examples/redis processes (Gin, Fiber, Gin) on one
+// real Redis, as a deployment's replicas, while Redis is healthy, while
+// every client connection of it is killed twice a second, and through a
+// Sentinel failover.
+
+// built holds the binaries built once per test binary, by package.
+var built sync.Map // package → *buildOnce
+
+type buildOnce struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// buildBinary builds the Go package pkg (a path as go build takes it,
+// from the repository's root) once per test binary, as a user builds it,
+// and returns the binary's path.
+func buildBinary(t *testing.T, pkg string) string {
+	t.Helper()
+	v, _ := built.LoadOrStore(pkg, &buildOnce{})
+	b := v.(*buildOnce)
+	b.once.Do(func() {
+		dir, err := os.MkdirTemp("", "e2e-build")
+		if err != nil {
+			b.err = err
+			return
+		}
+		b.path = filepath.Join(dir, filepath.Base(pkg))
+		cmd := exec.Command("go", "build", "-o", b.path, pkg)
+		cmd.Dir = "../.."
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.err = fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
+		}
+	})
+	if b.err != nil {
+		t.Fatal(b.err)
+	}
+	return b.path
+}
+
+// exampleServer is examples/redis, built once.
+func exampleServer(t *testing.T) string { return buildBinary(t, "./examples/redis") }
+
+// commandBinary is inventory-conformance, built once, without the race
+// detector (which would slow its checker tenfold).
+func commandBinary(t *testing.T) string {
+	return buildBinary(t, "./conformancetest/cmd/inventory-conformance")
+}
+
+// replica is one running examples/redis process.
+type replica struct {
+	base string // http://127.0.0.1:PORT/v1
+	logs *syncBuffer
+}
+
+// syncBuffer is a buffer a process writes to while a test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (w *syncBuffer) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
+
+func (w *syncBuffer) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
+}
+
+// startReplicas runs one examples/redis process per framework on
+// redisURL, all with the key prefix prefix (one inventory), and waits
+// until each answers /readyz 200. They are stopped when the test ends.
+func startReplicas(t *testing.T, redisURL, prefix string, frameworks []string, args ...string) []replica {
+	t.Helper()
+	bin := exampleServer(t)
+	var out []replica
+	for _, fw := range frameworks {
+		port := redistest.FreePort(t)
+		r := replica{base: fmt.Sprintf("http://127.0.0.1:%d/v1", port), logs: &syncBuffer{}}
+		cmd := exec.Command(bin, append([]string{"-addr", fmt.Sprintf("127.0.0.1:%d", port), "-framework", fw, "-redis-prefix", prefix}, args...)...)
+		cmd.Env = append(os.Environ(), "REDIS_URL="+redisURL, "INVENTORY_API_KEYS="+testKey)
+		cmd.Stdout, cmd.Stderr = r.logs, r.logs
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		exited := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(exited) }()
+		t.Cleanup(func() {
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			select {
+			case <-exited:
+			case <-time.After(15 * time.Second):
+				_ = cmd.Process.Kill()
+				<-exited
+			}
+			if t.Failed() {
+				t.Logf("%s server output:\n%s", fw, r.logs.String())
+			}
+		})
+		ready := strings.TrimSuffix(r.base, "/v1") + "/readyz"
+		for deadline := time.Now().Add(30 * time.Second); ; {
+			if resp, err := http.Get(ready); err == nil {
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusOK {
+					break
+				}
+			}
+			select {
+			case <-exited:
+				t.Fatalf("examples/redis -framework %s exited at start:\n%s", fw, r.logs.String())
+			case <-time.After(50 * time.Millisecond): // polling /readyz, bounded by the deadline
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("examples/redis -framework %s: /readyz not 200 in 30s:\n%s", fw, r.logs.String())
+			}
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+func bases(rs []replica) []string {
+	var out []string
+	for _, r := range rs {
+		out = append(out, r.base)
+	}
+	return out
+}
+
+// threeFrameworks are the replicas of the runs: Gin, Fiber, Gin.
+var threeFrameworks = []string{"gin", "fiber", "gin"}
+
+// consistencyCmd runs the inventory-conformance command (built without
+// the race detector, which would slow its checker tenfold) for d against
+// bases, and returns its result: consistency/linearizable's outcome and
+// detail line, read from the text report.
+func consistencyCmd(t *testing.T, bases []string, d time.Duration) (outcome, detail string, res cmdResult) {
+	t.Helper()
+	args := []string{"-run", "^consistency/", "-consistency", d.String()}
+	for _, b := range bases {
+		args = append(args, "-base-url", b)
+	}
+	res = runCmd(t, commandBinary(t), args...)
+	if m := regexp.MustCompile(`(?m)^(PASS|FAIL|SKIP) +consistency/linearizable`).FindStringSubmatch(res.stdout); m != nil {
+		outcome = m[1]
+	}
+	if m := regexp.MustCompile(`(?m)^consistency/linearizable: (.*)$`).FindStringSubmatch(res.stdout); m != nil {
+		detail = m[1]
+	}
+	t.Logf("exit %d, %s: %s", res.code, outcome, detail)
+	return outcome, detail, res
+}
+
+// redisFor returns a Redis for one test: a redis-server of its own.
+func redisFor(t *testing.T) *redistest.Node {
+	return redistest.StartNode(t, "consistency")
+}
+
+// consistencyLong is how long the runs against examples/redis last.
+const consistencyLong = 60 * time.Second
+
+func TestConsistencyRedisReplicas(t *testing.T) {
+	node := redisFor(t)
+	rs := startReplicas(t, "redis://"+node.Addr()+"/0", "e2e-consistency", threeFrameworks)
+	if outcome, _, res := consistencyCmd(t, bases(rs), consistencyLong); outcome != "PASS" || res.code != 0 {
+		t.Fatalf("exit %d:\n%s%s", res.code, res.stdout, res.stderr)
+	}
+}
+
+// unknownRE reads the number of updates of unknown outcome from a
+// result's detail.
+var unknownRE = regexp.MustCompile(`(\d+) updates \((\d+) of unknown outcome`)
+
+func TestConsistencyRedisClientsKilled(t *testing.T) {
+	node := redisFor(t)
+	rs := startReplicas(t, "redis://"+node.Addr()+"/0", "e2e-consistency-kill", threeFrameworks)
+	stop := make(chan struct{})
+	var (
+		wg     sync.WaitGroup
+		killed int
+		kills  int
+	)
+	wg.Go(func() {
+		tick := time.NewTicker(500 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+			// CLIENT KILL skips the connection that sends it.
+			if v, err := node.Do("CLIENT", "KILL", "TYPE", "normal"); err == nil {
+				if n, ok := v.(int64); ok {
+					killed += int(n)
+					kills++
+				}
+			}
+		}
+	})
+	outcome, detail, res := consistencyCmd(t, bases(rs), consistencyLong)
+	close(stop)
+	wg.Wait()
+	t.Logf("%d CLIENT KILL TYPE normal, %d connections killed", kills, killed)
+	if killed == 0 {
+		t.Fatal("no client connection was killed: the test proves nothing")
+	}
+	if outcome != "PASS" || res.code != 0 {
+		t.Fatalf("exit %d:\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	if m := unknownRE.FindStringSubmatch(detail); m != nil {
+		t.Logf("updates %s, of unknown outcome %s", m[1], m[2])
+	}
+}
+
+func TestConsistencyRedisSentinelFailover(t *testing.T) {
+	set := redistest.StartSentinel(t, redistest.SentinelOptions{})
+	addrs := set.SentinelAddrs()
+	url := "redis://" + addrs[0] + "?master_name=" + set.MasterName
+	for _, a := range addrs[1:] {
+		url += "&addr=" + a
+	}
+	// Every write waits for a replica's acknowledgement, and Sentinel
+	// promotes the replica furthest in the replication stream, so the
+	// promoted one holds every write answered 200. (Two would leave
+	// every write unanswerable once the master is gone.)
+	rs := startReplicas(t, url, "e2e-consistency-sentinel", threeFrameworks, "-replica-acks", "1", "-replica-ack-timeout", "1s")
+	old := set.Master()
+	all := bases(rs)
+	args := []string{"-run", "^consistency/", "-consistency", "20s"}
+	for _, b := range all {
+		args = append(args, "-base-url", b)
+	}
+	cmd, stdout, stderr := start(t, commandBinary(t), args...)
+	// Kill the master once the run writes: a list shows one of its
+	// quantities (they start at 1 000 000).
+	err := redistest.Poll(20*time.Second, func() error {
+		resp, err := http.DefaultClient.Do(authorized(t, all[0]+"/inventory"))
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		var items []struct{ Quantity int64 }
+		if err := json.NewDecoder(resp.Body).Decode(&items); err != nil {
+			return err
+		}
+		for _, it := range items {
+			if it.Quantity >= 1_000_000 {
+				return nil
+			}
+		}
+		return errors.New("no write of the run shows yet")
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old.Kill()
+	promoted := set.WaitFailover(old, 30*time.Second)
+	t.Logf("master %s killed, %s promoted", old.Name, promoted.Name)
+	res := wait(t, cmd, stdout, stderr)
+	t.Logf("exit %d:\n%s", res.code, res.stdout)
+	if res.code != 0 || !strings.Contains(res.stdout, "PASS    consistency/linearizable") {
+		t.Fatalf("exit %d:\n%s%s", res.code, res.stdout, res.stderr)
+	}
+}
+
+// authorized is a GET of url with the test key.
+func authorized(t *testing.T, url string) *http.Request {
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+testKey)
+	return req
+}
