@@ -81,11 +81,3 @@ require (
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260928230214-8a89bd6388cc // indirect
 	google.golang.org/grpc v1.84.0 // indirect
 )
-
-replace (
-	github.com/petinventory/petinventory => ../
-	github.com/petinventory/petinventory/instrumentation/otel => ../instrumentation/otel
-	github.com/petinventory/petinventory/storage/redis => ../storage/redis
-	github.com/petinventory/petinventory/transport/fiber => ../transport/fiber
-	github.com/petinventory/petinventory/transport/gin => ../transport/gin
-)
