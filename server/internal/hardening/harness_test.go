@@ -98,8 +98,9 @@ type server struct {
 }
 
 // startServer runs inventory-server with the given framework on redisURL and
-// waits until /healthz answers. Its logs are checked for the key when the
-// test ends.
+// waits until /readyz answers 200: the server listens before it seeds, so
+// /healthz alone would let a first request meet the 503 of a store not
+// seeded yet. Its logs are checked for the key when the test ends.
 func startServer(t *testing.T, framework, redisURL string, extraEnv ...string) *server {
 	t.Helper()
 	return startServerArgs(t, framework, redisURL, nil, extraEnv...)
@@ -109,7 +110,16 @@ func startServer(t *testing.T, framework, redisURL string, extraEnv ...string) *
 func startServerArgs(t *testing.T, framework, redisURL string, args []string, extraEnv ...string) *server {
 	t.Helper()
 	env := append([]string{"REDIS_URL=" + redisURL, "INVENTORY_API_KEYS=" + apiKey}, extraEnv...)
-	return &server{proctest.Start(t, serverBin, apiKey, env, append([]string{"-framework", framework}, args...)), t}
+	s := &server{proctest.Start(t, serverBin, apiKey, env, append([]string{"-framework", framework}, args...)), t}
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		r, err := do(context.Background(), http.DefaultClient, http.MethodGet, s.Base+"/readyz", "")
+		if err == nil && r.Status == http.StatusOK {
+			return s
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("/readyz not 200 within 20s (%v, %d %s):\n%s", err, r.Status, r.Body, s.Logs.String())
+		}
+	}
 }
 
 // rssKiB is the server's resident memory, from /proc.
