@@ -11,7 +11,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 )
 
-// Timeouts of the server. A slow or stalled client (slowloris) cannot hold
+// Timeouts of ServeHTTP and FiberConfig. A slow or stalled client (slowloris) cannot hold
 // a connection longer than these, and a shutdown waits at most
 // shutdownGrace for in-flight requests.
 const (
@@ -24,10 +24,12 @@ const (
 	maxHeaderBytes = 64 << 10
 )
 
-// serveHTTP serves h on ln with those timeouts until ctx is done, then
-// shuts down gracefully: it stops accepting, lets in-flight requests
-// finish (up to shutdownGrace) and returns nil.
-func serveHTTP(ctx context.Context, log *slog.Logger, ln net.Listener, h http.Handler) error {
+// ServeHTTP serves h on ln until ctx is done, with the server's timeouts
+// (a slow or stalled client cannot hold a connection past them; headers
+// are bounded to 64 KiB), then shuts down gracefully: it stops accepting,
+// lets in-flight requests finish (up to 10 s) and returns nil. Run serves
+// Gin through it; use it for your own handler.
+func ServeHTTP(ctx context.Context, log *slog.Logger, ln net.Listener, h http.Handler) error {
 	srv := &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: readHeaderTimeout,
@@ -65,12 +67,12 @@ func serveUntil(ctx context.Context, log *slog.Logger, serve func() error, shutd
 	return <-errc
 }
 
-// fiberConfig is a fiber.Config with the same timeouts as serveHTTP.
+// FiberConfig is a fiber.Config with the same timeouts as ServeHTTP.
 // StreamRequestBody hands bodies to handlers as a stream, so the inventory
 // refuses a huge update after reading its own limit + 1 byte instead of
 // fasthttp buffering it; BodyLimit still bounds what fasthttp buffers for
 // routes that read the body whole.
-func fiberConfig() fiber.Config {
+func FiberConfig() fiber.Config {
 	return fiber.Config{
 		ReadTimeout:       readTimeout,
 		WriteTimeout:      writeTimeout,
@@ -86,8 +88,8 @@ func fiberConfig() fiber.Config {
 	}
 }
 
-// serveFiber serves app on ln until ctx is done, then shuts down
-// gracefully as serveHTTP does.
-func serveFiber(ctx context.Context, log *slog.Logger, ln net.Listener, app *fiber.App) error {
+// ServeFiber serves app (made with FiberConfig) on ln until ctx is done,
+// then shuts down gracefully as ServeHTTP does.
+func ServeFiber(ctx context.Context, log *slog.Logger, ln net.Listener, app *fiber.App) error {
 	return serveUntil(ctx, log, func() error { return app.Listener(ln) }, app.ShutdownWithContext)
 }

@@ -122,7 +122,7 @@ func run(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer, ready
 		ready(ln.Addr().String())
 	}
 	if cfg.Framework == "fiber" {
-		app := fiber.New(fiberConfig())
+		app := fiber.New(FiberConfig())
 		tel.mountFiber(app)
 		for path, h := range p.routes() {
 			app.Get(path, func(c *fiber.Ctx) error {
@@ -141,7 +141,7 @@ func run(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer, ready
 			ln.Close()
 			return err
 		}
-		return serveFiber(ctx, log, ln, app)
+		return ServeFiber(ctx, log, ln, app)
 	}
 	gin.SetMode(gin.ReleaseMode)
 	engine := gin.New()
@@ -165,7 +165,7 @@ func run(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer, ready
 		return err
 	}
 	engine.NoRoute(noRoute)
-	return serveHTTP(ctx, log, ln, engine)
+	return ServeHTTP(ctx, log, ln, engine)
 }
 
 // connect returns a client on the Redis that cfg.RedisURL names (one

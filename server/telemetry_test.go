@@ -90,7 +90,7 @@ func newObserved(t *testing.T, framework string, traced bool) *observed {
 			return w.Code, w.Body.String()
 		}
 	case "fiber":
-		app := fiber.New(fiberConfig())
+		app := fiber.New(FiberConfig())
 		o.tel.mountFiber(app)
 		if err := inventoryfiber.Register(app.Group("/v1"), api); err != nil {
 			t.Fatal(err)
