@@ -7,6 +7,9 @@
 // (503 with Retry-After, never 500, 404 or an empty list), the /readyz
 // body, one ERROR line with the fix however many requests fail, and the
 // recovery, without a restart, once the fault is fixed where it can be.
+// And one ACL rule for every topology: a user holding exactly
+// redisstore.ACLRule serves on one node, a Cluster and Sentinel, the
+// conformance command passes, and no node's ACL LOG records a refusal.
 //
 // The tests build inventory-server and start their own redis-server
 // processes (internal/redistest); they skip, saying so, when redis-server
