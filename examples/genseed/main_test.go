@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/petinventory/petinventory/examples/internal/demo"
 	"github.com/petinventory/petinventory/inventory"
+	"github.com/petinventory/petinventory/server"
 )
 
 // gen runs genseed with args into a file and loads it the way
@@ -20,7 +20,7 @@ func gen(t *testing.T, args ...string) ([]inventory.Item, []byte) {
 	if err := run(append(args, "-o", path), nil); err != nil {
 		t.Fatalf("genseed %v: %v", args, err)
 	}
-	items, err := demo.LoadSeed(path)
+	items, err := server.LoadSeed(path)
 	if err != nil {
 		t.Fatalf("examples/redis would refuse the seed of genseed %v: %v", args, err)
 	}

@@ -3,6 +3,8 @@ package release
 import (
 	"bytes"
 	"fmt"
+	"go/parser"
+	"go/token"
 	"os"
 	"os/exec"
 	"path"
@@ -33,8 +35,14 @@ type Options struct {
 //   - a go.mod requires a module of this repository at a version other than
 //     the one versions.yaml gives it, or requires a module that is never
 //     released, or replaces one with a directory that is not the module's;
+//   - a released module holding a command (a main package, for `go install
+//     …@version`, which refuses a module with replace directives) has a
+//     replace directive;
 //   - go.work does not use exactly the modules of the tree;
-//   - `go mod tidy -diff` (with GOWORK=off) would change a go.mod or go.sum;
+//   - `go mod tidy -diff` (with GOWORK=off) would change a go.mod or go.sum
+//     (a module that requires its siblings without replacing them, a
+//     command's, is tidied against a proxy of the tree, and only the go.sum
+//     lines of its siblings may differ: their hashes exist once tagged);
 //   - a released module could not be zipped (a file name module zips refuse,
 //     a file too large) or its zip would have no LICENSE;
 //   - CHANGELOG.md has no heading for a released version;
@@ -68,6 +76,9 @@ func (r *Repo) checkRequirements() []error {
 			case req.Mod.Version != dep.Version:
 				errs = append(errs, fmt.Errorf("%s requires %s %s; versions.yaml releases it at %s", file, dep.Path, req.Mod.Version, dep.Version))
 			}
+		}
+		if m.Released() && len(m.GoMod.Replace) > 0 && r.hasCommand(m) {
+			errs = append(errs, fmt.Errorf("%s has replace directives, but the module holds a command, which `go install %s/…@%s` then refuses; the workspace (go.work) resolves the siblings instead", file, m.Path, m.Version))
 		}
 		for _, rep := range m.GoMod.Replace {
 			dep := r.Module(rep.Old.Path)
@@ -123,15 +134,37 @@ func (r *Repo) moduleAtDir(dir string) *Module {
 
 func (r *Repo) checkTidy() []error {
 	var errs []error
+	proxy := "" // a proxy of the tree, for the modules that need one
+	defer func() {
+		if proxy != "" {
+			os.RemoveAll(proxy)
+		}
+	}()
 	for _, m := range r.Modules {
 		cmd := exec.Command("go", "mod", "tidy", "-diff")
 		cmd.Dir = filepath.Join(r.Root, filepath.FromSlash(m.Dir))
 		// Outside the workspace, as a consumer builds the module; with no
 		// inherited -mod flag, which tidy refuses.
 		cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=")
+		viaProxy := r.requiresUnreplacedSibling(m)
+		if viaProxy {
+			if proxy == "" {
+				dir, err := os.MkdirTemp("", "release-check-proxy")
+				if err == nil {
+					err = WriteProxy(r, dir)
+				}
+				if err != nil {
+					return append(errs, fmt.Errorf("a module proxy of the tree, to tidy %s: %w", m.Path, err))
+				}
+				proxy = dir
+			}
+			goproxy, _ := exec.Command("go", "env", "GOPROXY").Output()
+			cmd.Env = append(cmd.Env, "GOPROXY=file://"+filepath.ToSlash(proxy)+","+strings.TrimSpace(string(goproxy)),
+				"GONOSUMDB="+r.Modules[0].Path)
+		}
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out
-		if err := cmd.Run(); err != nil {
+		if err := cmd.Run(); err != nil && !(viaProxy && onlySiblingSums(out.String(), r.Modules[0].Path)) {
 			errs = append(errs, fmt.Errorf("%s: `GOWORK=off go mod tidy -diff` fails (%v); run `go mod tidy` there:\n%s", path.Join(m.Dir, "go.mod"), err, strings.TrimSpace(out.String())))
 		}
 	}
@@ -187,4 +220,61 @@ func (r *Repo) checkClean() []error {
 		return []error{fmt.Errorf("the git tree has changes; commit them before tagging:\n%s", s)}
 	}
 	return nil
+}
+
+// requiresUnreplacedSibling reports whether m requires a module of the
+// tree without replacing it by its directory.
+func (r *Repo) requiresUnreplacedSibling(m *Module) bool {
+	replaced := map[string]bool{}
+	for _, rep := range m.GoMod.Replace {
+		replaced[rep.Old.Path] = true
+	}
+	for _, req := range m.GoMod.Require {
+		if r.Module(req.Mod.Path) != nil && !replaced[req.Mod.Path] {
+			return true
+		}
+	}
+	return false
+}
+
+// hasCommand reports whether m's zip holds a main package.
+func (r *Repo) hasCommand(m *Module) bool {
+	for _, f := range r.ZipFiles(m) {
+		name := f.Path()
+		if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		rc, err := f.Open()
+		if err != nil {
+			continue
+		}
+		pf, err := parser.ParseFile(token.NewFileSet(), name, rc, parser.PackageClauseOnly)
+		rc.Close()
+		if err == nil && pf.Name.Name == "main" {
+			return true
+		}
+	}
+	return false
+}
+
+// onlySiblingSums reports whether a `go mod tidy -diff` output changes
+// nothing but go.sum lines of modules under root (the repository's own,
+// whose hashes exist only once they are tagged).
+func onlySiblingSums(diff, root string) bool {
+	inSum, changed := false, false
+	for line := range strings.Lines(diff) {
+		switch {
+		case strings.HasPrefix(line, "--- ") || strings.HasPrefix(line, "+++ "):
+			inSum = strings.HasSuffix(strings.TrimSpace(line), "go.sum")
+		case strings.HasPrefix(line, "+") || strings.HasPrefix(line, "-"):
+			if !inSum || !strings.HasPrefix(line[1:], root+" ") && !strings.HasPrefix(line[1:], root+"/") {
+				return false
+			}
+			changed = true
+		case strings.HasPrefix(line, "diff ") || strings.HasPrefix(line, "go: downloading ") || strings.HasPrefix(line, "@@") || strings.HasPrefix(line, " ") || strings.TrimSpace(line) == "":
+		default:
+			return false // an error, not a diff
+		}
+	}
+	return changed
 }

@@ -99,6 +99,35 @@ func TestCheckReleasable(t *testing.T) {
 	}
 }
 
+// A module holding a command requires its siblings without replace
+// directives (go install …@version refuses them); it is tidied against a
+// proxy of the tree, and the go.sum lines of the siblings, which exist
+// only once they are tagged, are not asked for.
+func TestCheckCommandModule(t *testing.T) {
+	tidyEnv(t)
+	r, err := Load(newRepo(t, map[string]*string{
+		"a/go.mod":        ptr("module example.com/r/a\n\ngo 1.25.0\n\nrequire example.com/r v0.1.0\n"),
+		"a/cmd/x/main.go": ptr("package main\n\nimport \"example.com/r\"\n\nfunc main() { println(r.R) }\n"),
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if errs := Check(r, Options{}); len(errs) > 0 {
+		t.Fatalf("Check of a tidy command module without replace directives: %v", errs)
+	}
+	for diff, want := range map[string]bool{
+		"diff current/go.sum tidy/go.sum\n--- current/go.sum\n+++ tidy/go.sum\n@@ -1,1 +1,2 @@\n a v1 h1:x=\n+example.com/r v0.1.0 h1:y=\n": true,
+		"diff current/go.sum tidy/go.sum\n--- current/go.sum\n+++ tidy/go.sum\n@@ -1,1 +1,2 @@\n+example.com/other v0.1.0 h1:y=\n":          false,
+		"diff current/go.mod tidy/go.mod\n--- current/go.mod\n+++ tidy/go.mod\n@@ -1,1 +1,2 @@\n+require example.com/r/b v0.1.0\n":          false,
+		"go: example.com/x: no matching versions\n": false,
+		"": false,
+	} {
+		if got := onlySiblingSums(diff, "example.com/r"); got != want {
+			t.Errorf("onlySiblingSums(%q) = %v, want %v", diff, got, want)
+		}
+	}
+}
+
 // TestCheckFindsProblems drives every problem Check reports, one per tree.
 func TestCheckFindsProblems(t *testing.T) {
 	tidyEnv(t)
@@ -125,6 +154,14 @@ func TestCheckFindsProblems(t *testing.T) {
 		}, Options{SkipTidy: true}, "go.work uses ./c, which holds no module of the tree"},
 		{"untidy go.mod", map[string]*string{
 			"a/a.go": ptr("package a\n"), // no longer imports r: tidy would drop the requirement
+		}, Options{}, "a/go.mod: `GOWORK=off go mod tidy -diff` fails"},
+		{"a command's module with replace directives", map[string]*string{
+			"a/cmd/x/main.go": ptr("package main\n\nimport \"example.com/r\"\n\nfunc main() { println(r.R) }\n"),
+		}, Options{SkipTidy: true}, "a/go.mod has replace directives, but the module holds a command"},
+		{"a command's module untidy", map[string]*string{
+			"a/go.mod":        ptr("module example.com/r/a\n\ngo 1.25.0\n\nrequire example.com/r v0.1.0\n"),
+			"a/a.go":          ptr("package a\n"),
+			"a/cmd/x/main.go": ptr("package main\n\nfunc main() {}\n"), // requires r for nothing
 		}, Options{}, "a/go.mod: `GOWORK=off go mod tidy -diff` fails"},
 		{"file name module zips refuse", map[string]*string{
 			"testdata/nul": ptr("x"),

@@ -26,7 +26,8 @@ import (
 // of the documents (SnippetFiles), installs inventory-conformance at the
 // version and at @latest, runs every app snippet (AppSnippets: Gin, Fiber,
 // the standard mux, chi, echo, gorilla/mux) and checks each with the
-// installed command. It takes a minute or two (most of it
+// installed command, then installs inventory-server at the version and
+// checks it the same way on the Redis of REDIS_URL. It takes a minute or two (most of it
 // compiling Gin, Fiber and go-redis), so it runs only when asked:
 //
 //	PETINVENTORY_RELEASE_TEST=1 go test -run TestRelease -v ./internal/release
@@ -147,6 +148,11 @@ func TestRelease(t *testing.T) {
 		summary = append(summary, app+" app: "+line)
 	}
 	phase("apps and conformance")
+
+	// The server, installed as an operator does, run against the Redis
+	// CI provides, and checked by the installed suite.
+	summary = append(summary, "inventory-server: "+installedServer(t, repo, tmp, env, bins[conf.Version]))
+	phase("inventory-server")
 	t.Logf("release test: %s; took %s (%s)", strings.Join(summary, "; "), time.Since(total).Round(time.Second), strings.Join(phases, ", "))
 }
 

@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/petinventory/petinventory/server/apikeys"
 )
 
 // APIKeys returns the keys the example serves with, from the first of:
@@ -47,14 +49,9 @@ func APIKeys(w io.Writer) (keys []string, generated bool, err error) {
 }
 
 func readKeyFile(path string) ([]string, error) {
-	raw, err := os.ReadFile(path)
+	keys, err := apikeys.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("INVENTORY_API_KEYS_FILE: %w", err)
 	}
-	return parseKeys(path, raw)
-}
-
-// errNoKey is the error of a key file without a key.
-func errNoKey(path string) error {
-	return fmt.Errorf("INVENTORY_API_KEYS_FILE %s holds no key", path)
+	return keys, nil
 }

@@ -1,0 +1,129 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Config is the server's configuration. A zero field takes its default,
+// given in its comment; inventory-server sets each field from a flag or an
+// environment variable (settings.go holds the table, and `-h` prints it).
+type Config struct {
+	// Addr is the address to listen on.
+	// Default: ":8080".
+	Addr string
+	// Framework is the HTTP framework: "gin" or "fiber".
+	// Default: "gin".
+	Framework string
+	// SeedFile names a JSON array of items to seed an empty store with.
+	// Default: "" (the demo inventory, DemoInventory).
+	SeedFile string
+	// StoreTimeout is the deadline of each store call; past it the client
+	// gets 503.
+	// Default: 2s.
+	StoreTimeout time.Duration
+	// RedisURL is the Redis: one node, Cluster or Sentinel, in the forms
+	// of redisstore.ParseURL. Required.
+	// Default: "" (none: Run refuses to start).
+	RedisURL string
+	// RedisPrefix is the prefix of the store's Redis keys, to keep several
+	// inventories in one Redis.
+	// Default: "inventory".
+	RedisPrefix string
+	// ReplicaAcks, when positive, makes each write wait until that many
+	// replicas acknowledge it (Redis WAIT); fewer in time is 503.
+	// Default: 0 (do not wait).
+	ReplicaAcks int
+	// ReplicaAckTimeout is how long a write waits for those
+	// acknowledgements; it must be below StoreTimeout.
+	// Default: 500ms.
+	ReplicaAckTimeout time.Duration
+	// AllowEviction accepts a Redis whose maxmemory-policy may evict the
+	// store's keys (allkeys-*); otherwise such a Redis is not ready.
+	// Default: false.
+	AllowEviction bool
+	// RedisCAFile is a PEM file of the CA(s) that signed the Redis
+	// server's certificate (a private CA): trusted for Redis instead of
+	// the system's trust store. Setting it turns TLS on, as rediss:// does.
+	// Default: "" (the system's trust store).
+	RedisCAFile string
+	// RedisCertFile and RedisKeyFile are a PEM client certificate and its
+	// key, for a Redis that asks for one (mutual TLS); set both or neither.
+	// Default: "" (no client certificate).
+	RedisCertFile string
+	// RedisKeyFile is RedisCertFile's private key.
+	// Default: "".
+	RedisKeyFile string
+	// RedisPasswordFile is a file holding the Redis password, read again
+	// for every new connection: a rotated password is used once the old
+	// connections close, without a restart.
+	// Default: "" (the password of RedisURL, if any).
+	RedisPasswordFile string
+	// APIKeys are the API keys the server accepts.
+	// Default: none (one of APIKeysFile, or a random key generated and
+	// printed once).
+	APIKeys []string
+	// APIKeysFile is a file with one API key per line, re-read when it
+	// changes (apikeys.WatchFile); not with APIKeys.
+	// Default: "" (no key file).
+	APIKeysFile string
+	// OTLPEndpoint, when set, exports traces over OTLP/HTTP to this base
+	// URL (/v1/traces is added), as OTEL_EXPORTER_OTLP_ENDPOINT does; the
+	// other OTEL_EXPORTER_OTLP_* variables (headers, TLS, timeout) apply.
+	// Default: "" (no tracing).
+	OTLPEndpoint string
+	// OTLPTracesEndpoint is the full URL traces are exported to; it wins
+	// over OTLPEndpoint, as OTEL_EXPORTER_OTLP_TRACES_ENDPOINT does.
+	// Default: "".
+	OTLPTracesEndpoint string
+}
+
+// withDefaults returns c with each zero field set to its default (the
+// settings table's).
+func (c Config) withDefaults() Config {
+	for _, s := range settings {
+		if s.def != "" && s.isZero(&c) {
+			if err := s.set(&c, s.def); err != nil {
+				panic("server: the default of " + s.name() + ": " + err.Error())
+			}
+		}
+	}
+	return c
+}
+
+// validate checks what the fields say together; it runs on a Config with
+// its defaults.
+func (c Config) validate() error {
+	switch {
+	case c.Framework != "gin" && c.Framework != "fiber":
+		return fmt.Errorf("framework %q: want gin or fiber", c.Framework)
+	case c.StoreTimeout <= 0:
+		return fmt.Errorf("store timeout %v: must be positive", c.StoreTimeout)
+	case c.ReplicaAcks < 0 || c.ReplicaAcks > 16:
+		return fmt.Errorf("replica acks %d: must be between 0 and 16", c.ReplicaAcks)
+	case c.ReplicaAcks > 0 && (c.ReplicaAckTimeout < time.Millisecond || c.ReplicaAckTimeout >= c.StoreTimeout):
+		return fmt.Errorf("replica ack timeout %v: must be at least 1ms and below the store timeout (%v), which bounds the whole write", c.ReplicaAckTimeout, c.StoreTimeout)
+	case (c.RedisCertFile == "") != (c.RedisKeyFile == ""):
+		return errors.New("INVENTORY_REDIS_CERT_FILE and INVENTORY_REDIS_KEY_FILE go together (a client certificate and its key): set both or neither")
+	case len(c.APIKeys) > 0 && c.APIKeysFile != "":
+		return errors.New("both INVENTORY_API_KEYS and INVENTORY_API_KEYS_FILE are set; set one")
+	}
+	return nil
+}
+
+// A ConfigError is an error of the settings (a flag, an environment
+// variable, REDIS_URL, a file they name, an API key), found before the
+// server serves: the command exits with status 2 (ExitStatus).
+type ConfigError struct{ Err error }
+
+func (e ConfigError) Error() string { return e.Err.Error() }
+func (e ConfigError) Unwrap() error { return e.Err }
+
+// badConfig wraps a non-nil err as a ConfigError.
+func badConfig(err error) error {
+	if err == nil {
+		return nil
+	}
+	return ConfigError{err}
+}

@@ -1,0 +1,27 @@
+// Package server is the inventory server that operators run: the API under
+// /v1 on a Redis store (one node, Cluster or Sentinel, over TLS with a
+// private CA, client certificates, rotating password and API key files),
+// with Gin or Fiber, health and readiness probes, Prometheus metrics,
+// OpenTelemetry traces, structured logs and a graceful shutdown. Its
+// command is inventory-server:
+//
+//	go install github.com/petinventory/petinventory/server/cmd/inventory-server@latest
+//	REDIS_URL=redis://127.0.0.1:6379/0 inventory-server -framework fiber
+//
+// Config holds every setting, with its default in its comment; Parse reads
+// them from flags and environment variables (one table gives both, and
+// -h); Run serves until its context is done. docs/OPERATING.md lists the
+// settings and the exit statuses.
+//
+// Routes: GET /v1/inventory, PATCH /v1/inventory/{petId}, GET /healthz (the
+// process is alive), GET /readyz (the store is seeded and can serve: see
+// redisstore.Store.Ready), GET /openapi.yaml, GET /metrics (Prometheus;
+// traces over OTLP when an OTLP endpoint is set: docs/OBSERVABILITY.md).
+//
+// The server listens first, then seeds the store in the background: until
+// the seed is in and the store is ready (redisstore.Store.Ready), /v1
+// answers 503 unavailable with Retry-After and /readyz 503 with the cause.
+// The store is seeded only when it holds no entry at all (atomically, so
+// replicas starting together seed once): a restart never overwrites real
+// stock.
+package server

@@ -1,0 +1,413 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/petinventory/petinventory/inventory"
+	redisstore "github.com/petinventory/petinventory/storage/redis"
+	"github.com/redis/go-redis/v9"
+)
+
+// TestNotReadyIs503: while the store is not ready (here: Redis asks for a
+// password REDIS_URL does not give), every /v1 call is 503 unavailable
+// with Retry-After (never [] nor 404 for a pet the seed would write), and
+// /readyz is 503; once Redis lets the client in, the seed goes in and
+// the server serves, without a restart.
+func TestNotReadyIs503(t *testing.T) {
+	m := newRedis(t)
+	requirePass(t, m, "s3cret")
+	s := startUnready(t, Config{Framework: "gin", RedisURL: "redis://" + m.Addr() + "/0", StoreTimeout: time.Second})
+	for range 5 {
+		for _, r := range []response{
+			s.do(t, http.MethodGet, "/v1/inventory", testKey, ""),
+			s.patch(t, "/v1/inventory/1", `{"quantity":3}`),
+		} {
+			if r.status != http.StatusServiceUnavailable || r.header.Get("Retry-After") == "" || !strings.Contains(string(r.body), `"unavailable"`) {
+				t.Fatalf("/v1 while not ready = %d %s (Retry-After %q), want 503 unavailable", r.status, r.body, r.header.Get("Retry-After"))
+			}
+		}
+		if r := s.do(t, http.MethodGet, "/readyz", "", ""); r.status != http.StatusServiceUnavailable || !strings.Contains(string(r.body), `"unavailable"`) {
+			t.Fatalf("/readyz while not ready = %d %s, want 503", r.status, r.body)
+		}
+	}
+	if r := s.do(t, http.MethodGet, "/v1/inventory", "", ""); r.status != http.StatusUnauthorized {
+		t.Errorf("GET without a key while not ready = %d, want 401: authentication comes first", r.status)
+	}
+	// The operator lets the client in.
+	admin := redis.NewClient(&redis.Options{Addr: m.Addr(), Password: "s3cret"})
+	defer admin.Close()
+	if err := admin.ConfigSet(t.Context(), "requirepass", "").Err(); err != nil {
+		t.Fatal(err)
+	}
+	awaitReady(t, s, 20*time.Second)
+	if got := s.list(t); !slices.Equal(got, DemoInventory()) {
+		t.Fatalf("after recovery: %+v, want the demo items", got)
+	}
+	if n := strings.Count(s.logs.String(), "msg=\"not ready\""); n != 1 {
+		t.Errorf("\"not ready\" logged %d times, want once:\n%s", n, s.logs)
+	}
+	if !strings.Contains(s.logs.String(), "ready again") {
+		t.Errorf("the return to readiness is not logged:\n%s", s.logs)
+	}
+}
+
+// awaitReady waits until /readyz answers 200.
+func awaitReady(t *testing.T, s *server, within time.Duration) {
+	t.Helper()
+	for deadline := time.Now().Add(within); ; time.Sleep(20 * time.Millisecond) {
+		r := s.do(t, http.MethodGet, "/readyz", "", "")
+		if r.status == http.StatusOK {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("/readyz still %d %s after %v:\n%s", r.status, r.body, within, s.logs)
+		}
+	}
+}
+
+// TestEmptySeed: a seed file holding [] is served (an empty inventory),
+// and the log says there was nothing to write, not that the store held
+// entries.
+func TestEmptySeed(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "empty.json")
+	if err := os.WriteFile(path, []byte("[]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := start(t, Config{Framework: "fiber", SeedFile: path})
+	if r := s.do(t, http.MethodGet, "/v1/inventory", testKey, ""); r.status != http.StatusOK || string(r.body) != "[]" {
+		t.Fatalf("GET = %d %s, want 200 []", r.status, r.body)
+	}
+	logs := s.logs.String()
+	if !strings.Contains(logs, "the seed is empty: nothing to write") || strings.Contains(logs, "already holds entries") {
+		t.Errorf("the log about an empty seed is not the truth:\n%s", logs)
+	}
+}
+
+// TestConfigErrors: every error of the settings run meets before serving
+// is a ConfigError (main exits 2, as for a bad flag); a taken address is
+// not.
+func TestConfigErrors(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.json")
+	if err := os.WriteFile(bad, []byte(`[{"petId":1,"quantity":1,"status":"sold"},{"petId":20,"quantity":-1,"status":"sold"}]`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	empty := filepath.Join(dir, "keys")
+	if err := os.WriteFile(empty, []byte("# no key yet\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	const url = "redis://127.0.0.1:6379/0" // never reached: each fault is found before
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+		says string
+	}{
+		{"no REDIS_URL", Config{}, "REDIS_URL is required"},
+		{"bad URL", Config{RedisURL: "redis://127.0.0.1:6379?master-name=x"}, "master-name"},
+		{"missing seed file", Config{RedisURL: url, SeedFile: filepath.Join(dir, "missing.json")}, "missing.json"},
+		{"bad seed file", Config{RedisURL: url, SeedFile: bad}, "element 2 of the array (pet id 20)"},
+		{"key file without a key", Config{RedisURL: url, APIKeysFile: empty}, "holds no key"},
+		{"missing key file", Config{RedisURL: url, APIKeysFile: filepath.Join(dir, "nokeys")}, "nokeys"},
+		{"bad key", Config{RedisURL: url, APIKeys: []string{"a\x01b"}}, "API key #1"},
+		{"keys and a key file", Config{RedisURL: url, APIKeys: []string{testKey}, APIKeysFile: empty}, "set one"},
+		{"bad prefix", Config{RedisURL: url, RedisPrefix: "a}b"}, "prefix"},
+		{"bad framework", Config{RedisURL: url, Framework: "echo"}, `framework "echo"`},
+		{"missing password file", Config{RedisURL: url, RedisPasswordFile: filepath.Join(dir, "nopw")}, "INVENTORY_REDIS_PASSWORD_FILE: redisstore: password file"},
+		{"missing CA file", Config{RedisURL: url, RedisCAFile: filepath.Join(dir, "noca")}, "INVENTORY_REDIS_CA_FILE, _CERT_FILE, _KEY_FILE: redisstore: LoadTLSFiles: CA file"},
+		{"key file without a certificate", Config{RedisURL: url, RedisKeyFile: filepath.Join(dir, "key"), RedisCertFile: filepath.Join(dir, "nocert")}, "INVENTORY_REDIS_CA_FILE, _CERT_FILE, _KEY_FILE"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := tc.cfg
+			cfg.Addr, cfg.StoreTimeout = "127.0.0.1:0", time.Second
+			if cfg.RedisPrefix == "" {
+				cfg.RedisPrefix = "x"
+			}
+			if cfg.APIKeys == nil && cfg.APIKeysFile == "" {
+				cfg.APIKeys = []string{testKey}
+			}
+			err := run(t.Context(), cfg, quiet, io.Discard, func(string) { t.Error("served") })
+			var ce ConfigError
+			if !errors.As(err, &ce) || !strings.Contains(err.Error(), tc.says) {
+				t.Errorf("run = %v, want a ConfigError saying %q", err, tc.says)
+			}
+		})
+	}
+
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	err = run(t.Context(), Config{Addr: taken.Addr().String(), RedisURL: url, APIKeys: []string{testKey}}, quiet, io.Discard, nil)
+	var ce ConfigError
+	if err == nil || errors.As(err, &ce) {
+		t.Errorf("run on a taken address = %v, want an error that is not a ConfigError (exit 1)", err)
+	}
+}
+
+// keyDir is a Kubernetes-style mounted secret: keys is a link to
+// ..data/keys, and ..data a link to the current version's directory,
+// which an update replaces in one rename.
+type keyDir struct {
+	t       *testing.T
+	dir     string
+	version int
+}
+
+func newKeyDir(t *testing.T, content string) *keyDir {
+	d := &keyDir{t: t, dir: t.TempDir()}
+	d.flip(content)
+	if err := os.Symlink(filepath.Join("..data", "keys"), d.path()); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func (d *keyDir) path() string { return filepath.Join(d.dir, "keys") }
+
+// flip writes a new version holding content (no keys file at all when
+// content is "-") and switches ..data to it atomically.
+func (d *keyDir) flip(content string) {
+	d.t.Helper()
+	d.version++
+	v := fmt.Sprintf("..v%d", d.version)
+	if err := os.Mkdir(filepath.Join(d.dir, v), 0o700); err != nil {
+		d.t.Fatal(err)
+	}
+	if content != "-" {
+		if err := os.WriteFile(filepath.Join(d.dir, v, "keys"), []byte(content), 0o600); err != nil {
+			d.t.Fatal(err)
+		}
+	}
+	tmp := filepath.Join(d.dir, "..data_tmp")
+	if err := os.Symlink(v, tmp); err != nil {
+		d.t.Fatal(err)
+	}
+	if err := os.Rename(tmp, filepath.Join(d.dir, "..data")); err != nil {
+		d.t.Fatal(err)
+	}
+}
+
+// TestAPIKeysFileRotation: INVENTORY_API_KEYS_FILE replaced the way
+// Kubernetes replaces a mounted secret. Under a burst of requests with
+// the retired key, a key kept across the rotation and the new key, the
+// only non-200 answers are the intended 401s: the retired key refused
+// within seconds, and then always; the new key accepted, and then always;
+// the kept key never refused. A new content without a key, or no file at
+// all, keeps the keys in force and is logged once.
+func TestAPIKeysFileRotation(t *testing.T) {
+	d := newKeyDir(t, "# v1\nold-key-1111\nkept-key-2222\n")
+	s := launch(t, Config{Framework: "gin", APIKeysFile: d.path()})
+	awaitReady(t, s, 20*time.Second)
+
+	type sample struct {
+		at     time.Time
+		status int
+	}
+	keys := []string{"old-key-1111", "kept-key-2222", "new-key-3333"}
+	samples := make([][]sample, len(keys))
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var answered atomic.Int64 // requests of the burst answered so far
+	client := &http.Client{Timeout: 10 * time.Second}
+	for i, key := range keys {
+		for range 2 {
+			var mine []sample
+			wg.Go(func() {
+				for {
+					select {
+					case <-stop:
+						appendSamples(&samples[i], mine)
+						return
+					default:
+					}
+					req, _ := http.NewRequest(http.MethodGet, s.base+"/v1/inventory", nil)
+					req.Header.Set("Authorization", "Bearer "+key)
+					at := time.Now()
+					resp, err := client.Do(req)
+					if err != nil {
+						t.Errorf("GET with %s: %v", key, err)
+						appendSamples(&samples[i], mine)
+						return
+					}
+					_, _ = io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					mine = append(mine, sample{at, resp.StatusCode})
+					answered.Add(1)
+				}
+			})
+		}
+	}
+	// Rotate while the burst runs: the kept key stays, the old one goes.
+	flipped := time.Now()
+	d.flip("new-key-3333\nkept-key-2222\n")
+	refused := time.Time{}
+	for deadline := time.Now().Add(10 * time.Second); refused.IsZero(); time.Sleep(10 * time.Millisecond) {
+		if r := s.do(t, http.MethodGet, "/v1/inventory", "old-key-1111", ""); r.status == http.StatusUnauthorized {
+			refused = time.Now()
+		} else if time.Now().After(deadline) {
+			t.Fatalf("the retired key is still %d 10s after the rotation:\n%s", r.status, s.logs)
+		}
+	}
+	// Let the burst send a hundred more requests with the new keys.
+	for after := answered.Load() + 100; answered.Load() < after; time.Sleep(5 * time.Millisecond) {
+	}
+	close(stop)
+	wg.Wait()
+	t.Logf("the retired key was refused %v after the rotation", refused.Sub(flipped).Round(time.Millisecond))
+	if refused.Sub(flipped) > 3*time.Second {
+		t.Errorf("the retired key was refused %v after the rotation, want within 3s", refused.Sub(flipped))
+	}
+	for i, key := range keys {
+		ss := samples[i]
+		slices.SortFunc(ss, func(a, b sample) int { return a.at.Compare(b.at) })
+		n200, n401 := 0, 0
+		for _, sm := range ss {
+			switch sm.status {
+			case http.StatusOK:
+				n200++
+			case http.StatusUnauthorized:
+				n401++
+			default:
+				t.Fatalf("%s: answer %d during the rotation", key, sm.status)
+			}
+			switch {
+			case key == "kept-key-2222" && sm.status != http.StatusOK:
+				t.Fatalf("the kept key was refused (%d) at %v", sm.status, sm.at.Sub(flipped))
+			case key == "old-key-1111" && sm.status == http.StatusOK && sm.at.After(refused):
+				t.Fatalf("the retired key was accepted again %v after it was refused", sm.at.Sub(refused))
+			case key == "old-key-1111" && sm.status == http.StatusUnauthorized && sm.at.Before(flipped):
+				t.Fatalf("the retired key was refused before the rotation")
+			case key == "new-key-3333" && sm.status == http.StatusOK && sm.at.Before(flipped):
+				t.Fatalf("the new key was accepted before the rotation")
+			case key == "new-key-3333" && sm.status == http.StatusUnauthorized && sm.at.After(refused):
+				t.Fatalf("the new key was refused %v after the retired one was", sm.at.Sub(refused))
+			}
+		}
+		t.Logf("%s: %d × 200, %d × 401", key, n200, n401)
+		if key != "kept-key-2222" && (n200 == 0 || n401 == 0) {
+			t.Errorf("%s: %d × 200 and %d × 401, want both", key, n200, n401)
+		}
+	}
+
+	// A new version without a key, then none at all: the keys in force
+	// stay, and each is logged once, however many times it is read.
+	for _, bad := range []struct{ content, says string }{{"# nothing\n\n", "holds no key"}, {"-", "no such file"}} {
+		before := strings.Count(s.logs.String(), "level=ERROR")
+		d.flip(bad.content)
+		for deadline := time.Now().Add(10 * time.Second); !strings.Contains(s.logs.String(), bad.says); time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("a key file that %s is not logged within 10s:\n%s", bad.says, s.logs)
+			}
+		}
+		// Several more reads of the bad version: the keys in force keep
+		// working all along.
+		for seen := time.Now(); time.Since(seen) < 3*keyFileInterval; time.Sleep(50 * time.Millisecond) {
+			if r := s.do(t, http.MethodGet, "/v1/inventory", "new-key-3333", ""); r.status != http.StatusOK {
+				t.Fatalf("with a key file that %s, the key in force = %d, want 200", bad.says, r.status)
+			}
+		}
+		if n := strings.Count(s.logs.String(), "level=ERROR") - before; n != 1 {
+			t.Errorf("a key file that %s: %d ERROR lines, want 1:\n%s", bad.says, n, s.logs)
+		}
+	}
+	d.flip("newest-key-4444\n")
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if r := s.do(t, http.MethodGet, "/v1/inventory", "newest-key-4444", ""); r.status == http.StatusOK {
+			break
+		} else if time.Now().After(deadline) {
+			t.Fatalf("the key of a good file after bad ones is %d 10s later:\n%s", r.status, s.logs)
+		}
+	}
+	if logs := s.logs.String(); strings.Contains(logs, "old-key-1111") || strings.Contains(logs, "new-key-3333") || strings.Count(logs, "API keys reloaded") < 2 {
+		t.Errorf("the log shows a key, or not each reload:\n%s", logs)
+	}
+}
+
+var samplesMu sync.Mutex
+
+func appendSamples[T any](dst *[]T, src []T) {
+	samplesMu.Lock()
+	defer samplesMu.Unlock()
+	*dst = append(*dst, src...)
+}
+
+// TestSeedAnnouncedOnce: while the store cannot serve (here an ACL user
+// without XADD, on a store another user seeded), the seed is retried, and
+// what it found is logged once, not on every retry.
+func TestSeedAnnouncedOnce(t *testing.T) {
+	url := os.Getenv("REDIS_URL")
+	if url == "" {
+		t.Skip("REDIS_URL is not set: this test needs a real redis-server's ACLs")
+	}
+	url, prefix := sharedRedis(t)
+	admin, err := redisstore.ParseURL(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ac := admin.NewClient()
+	defer ac.Close()
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	seeder, err := redisstore.New(ac, redisstore.WithKeyPrefix(prefix), redisstore.WithLogger(quiet))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := seeder.PutIfEmpty(t.Context(), DemoInventory()...); err != nil {
+		t.Fatal(err)
+	}
+	user := "seedonce-" + prefix
+	rule := strings.Fields(redisstore.ACLRule(prefix) + " -xadd")
+	if err := ac.Do(t.Context(), append([]any{"ACL", "SETUSER", user, "on", ">pw"}, anySlice(rule)...)...).Err(); err != nil {
+		t.Fatal(err)
+	}
+	defer ac.Do(context.Background(), "ACL", "DELUSER", user)
+	cfg, err := redisstore.ParseURL(strings.Replace(url, "redis://", "redis://"+user+":pw@", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := cfg.NewClient()
+	defer c.Close()
+	store, err := redisstore.New(c, redisstore.WithKeyPrefix(prefix), redisstore.WithLogger(quiet))
+	if err != nil {
+		t.Fatal(err)
+	}
+	api, err := inventory.New(store, inventory.WithAPIKeys(testKey), inventory.WithLogger(quiet))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs logBuffer
+	log := slog.New(slog.NewTextHandler(&logs, nil))
+	var open atomic.Bool
+	announced := false
+	for range 3 {
+		if err := seedOnce(t.Context(), log, api, store, DemoInventory(), 5*time.Second, &open, &announced); err == nil || !strings.Contains(err.Error(), "XADD") {
+			t.Fatalf("seedOnce by a user without XADD = %v; want the store not ready, naming XADD", err)
+		}
+	}
+	if n := strings.Count(logs.String(), "not seeding"); n != 1 || open.Load() {
+		t.Errorf("three tries logged %q %d times (want once), open %v:\n%s", "not seeding", n, open.Load(), logs.String())
+	}
+}
+
+func anySlice(s []string) []any {
+	out := make([]any, len(s))
+	for i, v := range s {
+		out[i] = v
+	}
+	return out
+}

@@ -1,0 +1,74 @@
+package server
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+)
+
+// The store (redisstore) logs each configuration fault once, at ERROR,
+// naming in an "option" attribute the Go API that fixes it ("URL",
+// "Config.LoadTLSFiles", "Config.UsePasswordFile", "WithEvictionAllowed"):
+// an operator of this server sets none of those, but a setting that feeds
+// them. WithSettingNames adds, to a record carrying an "option", a
+// "setting" attribute naming those settings, from the settings table.
+
+// WithSettingNames wraps h so that a record with an "option" attribute
+// also has a "setting" attribute naming the server's settings that set
+// that option (REDIS_URL for "URL", for example). Other records pass
+// unchanged. NewLogger uses it; wrap your own handler with it when you
+// give Run another logger.
+func WithSettingNames(h slog.Handler) slog.Handler { return settingNames{h} }
+
+type settingNames struct{ h slog.Handler }
+
+func (s settingNames) Enabled(ctx context.Context, l slog.Level) bool { return s.h.Enabled(ctx, l) }
+
+func (s settingNames) Handle(ctx context.Context, r slog.Record) error {
+	names := ""
+	r.Attrs(func(a slog.Attr) bool {
+		if a.Key == "option" {
+			names = settingsOf(a.Value.String())
+			return false
+		}
+		return true
+	})
+	if names != "" {
+		r = r.Clone()
+		r.AddAttrs(slog.String("setting", names))
+	}
+	return s.h.Handle(ctx, r)
+}
+
+func (s settingNames) WithAttrs(as []slog.Attr) slog.Handler {
+	for _, a := range as {
+		if names := settingsOf(a.Value.String()); a.Key == "option" && names != "" {
+			as = append(as[:len(as):len(as)], slog.String("setting", names))
+			break
+		}
+	}
+	return settingNames{s.h.WithAttrs(as)}
+}
+
+func (s settingNames) WithGroup(name string) slog.Handler { return settingNames{s.h.WithGroup(name)} }
+
+// settingsOf names the settings that feed option, comma-separated: the
+// environment variable, and the flag too when there is one. It is empty
+// for an option no setting feeds.
+func settingsOf(option string) string {
+	if option == "" {
+		return ""
+	}
+	var names []string
+	for _, s := range settings {
+		if s.option != option {
+			continue
+		}
+		name := s.env
+		if s.flag != "" {
+			name += " / -" + s.flag
+		}
+		names = append(names, name)
+	}
+	return strings.Join(names, ", ")
+}
