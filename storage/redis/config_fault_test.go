@@ -2,8 +2,11 @@ package redisstore
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"slices"
@@ -14,6 +17,7 @@ import (
 	"github.com/petinventory/petinventory/internal/redistest"
 	"github.com/petinventory/petinventory/inventory"
 	"github.com/petinventory/petinventory/inventory/storetest"
+	"github.com/redis/go-redis/v9"
 )
 
 // faultStore opens a store on url (with the CA and client certificate of
@@ -322,6 +326,28 @@ func TestACLRuleDocumented(t *testing.T) {
 	}
 }
 
+// TestACLRuleInSecurityDoc: docs/SECURITY.md prints the one rule
+// ACLRule("inventory") returns, and no other.
+func TestACLRuleInSecurityDoc(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/SECURITY.md")
+	if errors.Is(err, fs.ErrNotExist) {
+		t.Skip("docs/SECURITY.md is not beside this module (a module zip): nothing to compare")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "ACL SETUSER inventory on >PASSWORD " + ACLRule("inventory")
+	var rules []string
+	for line := range strings.Lines(string(doc)) {
+		if strings.HasPrefix(line, "ACL SETUSER ") {
+			rules = append(rules, strings.TrimSpace(line))
+		}
+	}
+	if len(rules) != 1 || rules[0] != want {
+		t.Errorf("docs/SECURITY.md prints the rules %q; want the one line\n%s", rules, want)
+	}
+}
+
 // TestCredentialsFixSentinel: in the Sentinel form the fix says whose
 // credentials were refused: the sentinels' (the URL's user information)
 // when go-redis reports that no sentinel answered, the master's (the
@@ -354,6 +380,80 @@ func TestCredentialsFixSentinel(t *testing.T) {
 		f := s.classify(tc.err)
 		if f == nil || f.Kind != faultCredentials || f.Option != "URL" || !strings.Contains(f.Fix, tc.says) {
 			t.Errorf("classify(%v) = %+v; want %s, option URL, saying %q", tc.err, f, faultCredentials, tc.says)
+		}
+	}
+}
+
+// replyErr is an error reply of Redis, as go-redis returns it.
+type replyErr string
+
+func (e replyErr) Error() string { return string(e) }
+func (replyErr) RedisError()     {}
+
+// TestClassifyKinds: every kind of configuration fault, from the error
+// that shows it, with the Option that fixes it and the Command or File it
+// names; errors that are no configuration fault are not classified.
+func TestClassifyKinds(t *testing.T) {
+	_, c := miniClient(t)
+	single, err := New(c, WithLogger(discardLog))
+	if err != nil {
+		t.Fatal(err)
+	}
+	withFile, err := New(c, WithLogger(discardLog))
+	if err != nil {
+		t.Fatal(err)
+	}
+	withFile.info.passwordFile = "/run/secrets/pw"
+	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{"127.0.0.1:1"}})
+	defer cc.Close()
+	cluster, err := New(cc, WithLogger(discardLog))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name                        string
+		s                           *Store
+		err                         error
+		kind, option, command, file string
+	}{
+		{"eviction", single, &evictionFault{policy: "allkeys-lru"}, faultEviction, "WithEvictionAllowed", "", ""},
+		{"password file", single, &passwordFileError{path: "/pw"}, faultPassword, "Config.UsePasswordFile", "", "/pw"},
+		{"master name", single, fmt.Errorf("redis: all sentinels specified in configuration are unreachable: %w", redis.Nil), faultMasterName, "URL", "", ""},
+		{"unknown CA", single, fmt.Errorf("dial: %w", x509.UnknownAuthorityError{}), faultTLSVerify, "Config.LoadTLSFiles", "", ""},
+		{"client certificate", single, errors.New("remote error: tls: certificate required"), faultClientCert, "Config.LoadTLSFiles", "", ""},
+		{"TLS to plain", single, tls.RecordHeaderError{Msg: "first record does not look like a TLS handshake"}, faultTLSToPlain, "URL", "", ""},
+		{"wrong password", single, replyErr("WRONGPASS invalid username-password pair"), faultCredentials, "URL", "", ""},
+		{"wrong password in a file", withFile, replyErr("WRONGPASS invalid username-password pair"), faultCredentials, "Config.UsePasswordFile", "", "/run/secrets/pw"},
+		{"no password", single, replyErr("NOAUTH Authentication required."), faultCredentials, "URL", "", ""},
+		{"ACL command", cluster, replyErr("NOPERM this user has no permissions to run the 'cluster|slots' command"), faultACL, "", "cluster|slots", ""},
+		{"ACL keys", single, replyErr("NOPERM No permissions to access a key"), faultACL, "", "", ""},
+		{"OOM", single, replyErr("OOM command not allowed when used memory > 'maxmemory'."), faultOOM, "", "", ""},
+		{"OOM in EXEC", single, replyErr("EXECABORT Transaction discarded because of: OOM command not allowed"), faultOOM, "", "", ""},
+		{"MOVED on one node", single, replyErr("MOVED 866 127.0.0.1:7001"), faultClusterNode, "URL", "", ""},
+		{"MOVED on a Cluster", cluster, replyErr("MOVED 866 127.0.0.1:7001"), "", "", "", ""},
+		{"not a Cluster", cluster, replyErr("ERR This instance has cluster support disabled"), faultNotCluster, "URL", "", ""},
+		{"cluster disabled on one node", single, replyErr("ERR This instance has cluster support disabled"), "", "", "", ""},
+		{"sentinel port", single, replyErr("ERR unknown command 'watch', with args beginning with: "), faultSentinel, "URL", "", ""},
+		{"no entry", single, redis.Nil, "", "", "", ""},
+		{"READONLY", single, replyErr("READONLY You can't write against a read only replica."), "", "", "", ""},
+	} {
+		f := tc.s.classify(tc.err)
+		if tc.kind == "" {
+			if f != nil {
+				t.Errorf("%s: classify = %+v, want no configuration fault", tc.name, f)
+			}
+			continue
+		}
+		if f == nil || f.Kind != tc.kind || f.Option != tc.option || f.Command != tc.command || f.File != tc.file || f.Fix == "" || f.Err != tc.err {
+			t.Errorf("%s: classify = %+v; want Kind %q, Option %q, Command %q, File %q, a Fix, Err the error", tc.name, f, tc.kind, tc.option, tc.command, tc.file)
+			continue
+		}
+		// The fix names the Go API, never a setting of an application.
+		if strings.Contains(f.Fix, "INVENTORY_") || strings.Contains(f.Fix, "REDIS_URL") {
+			t.Errorf("%s: the fix names an application's setting: %s", tc.name, f.Fix)
+		}
+		if f.Option != "" && f.Option != "URL" && !strings.Contains(f.Fix, f.Option) {
+			t.Errorf("%s: the fix does not name %s: %s", tc.name, f.Option, f.Fix)
 		}
 	}
 }
