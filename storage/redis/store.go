@@ -88,7 +88,7 @@ type config struct {
 	ackTimeout time.Duration
 	log        *slog.Logger
 	evictOK    bool
-	client     *Config
+	clientCfg  *Config // WithClientConfig
 }
 
 // WithKeyPrefix sets the prefix of every key the store uses; default
@@ -158,10 +158,10 @@ func WithEvictionAllowed() Option {
 // Config knows: the Sentinel master's name, the file given to
 // Config.UsePasswordFile, the addresses to probe when a port speaks
 // another protocol. New fails when the client is not of the Config's
-// topology. Without it the store learns what the client tells, and the
-// fixes it logs are less precise.
+// topology. Without it (or with nil) the store learns what the client
+// tells, and the fixes it logs are less precise.
 func WithClientConfig(cfg *Config) Option {
-	return func(c *config) { c.client = cfg }
+	return func(c *config) { c.clientCfg = cfg }
 }
 
 // New returns a Store over client. It does not talk to Redis, so it
@@ -195,11 +195,11 @@ func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
 		c.log = slog.Default()
 	}
 	info := infoOf(client)
-	if c.client != nil {
-		if err := c.client.fits(client); err != nil {
+	if c.clientCfg != nil {
+		if err := c.clientCfg.fits(client); err != nil {
 			return nil, fmt.Errorf("redisstore: New: WithClientConfig: %w", err)
 		}
-		info = c.client.info()
+		info = c.clientCfg.info()
 	}
 	tag := "{" + c.prefix + "}:"
 	s := &Store{
