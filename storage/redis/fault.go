@@ -166,11 +166,10 @@ func tlsVerifyRule(_ *Store, err error) *ConfigFault {
 		Fix: "TLS: the client does not trust the Redis server's certificate; give the CA that signed it to Config.LoadTLSFiles, and check that the URL's host is a name the certificate holds"}
 }
 
-// clientCertRefused reports whether err is the alert a TLS server sends
-// when it requires a client certificate and got none (TLS 1.3:
-// certificate required; TLS 1.2: bad certificate) or one it does not
-// trust. crypto/tls gives received alerts no exported type, so the text
-// is matched.
+// clientCertRule tells the alert a TLS server sends when it requires a
+// client certificate and got none (TLS 1.3: certificate required; TLS
+// 1.2: bad certificate) or one it does not trust. crypto/tls gives
+// received alerts no exported type, so the text is matched.
 func clientCertRule(_ *Store, err error) *ConfigFault {
 	msg := err.Error()
 	for _, alert := range []string{"tls: certificate required", "tls: bad certificate", "tls: unknown certificate authority"} {
