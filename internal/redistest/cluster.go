@@ -41,6 +41,10 @@ type ClusterOptions struct {
 	// tls-replication), and the harness does too. It does not go with
 	// ReplicaLag.
 	TLS *TLSFiles
+	// DefaultUserOff turns every node's default user off: clients must
+	// authenticate as a user the test adds on every node (SetUser), and
+	// the harness, redis-cli and replication speak as AdminUser.
+	DefaultUserOff bool
 }
 
 // LagHost is the loopback address the nodes of a cluster with replica lag
@@ -73,7 +77,7 @@ func StartClusterWith(t testing.TB, opts ClusterOptions) *Cluster {
 	busPorts := map[*Node]int{}
 	for i := range 6 {
 		var bus int
-		n := startNodeTLS(t, "cluster-"+strconv.Itoa(i), conf, func(port int, dir string) []string {
+		n := startNodeAs(t, "cluster-"+strconv.Itoa(i), access{tls: conf, admin: opts.DefaultUserOff}, func(port int, dir string) []string {
 			bus = FreePort(t)
 			var announce []string
 			if opts.ReplicaLag > 0 {
@@ -86,6 +90,9 @@ func StartClusterWith(t testing.TB, opts ClusterOptions) *Cluster {
 					"--tls-cluster", "yes", "--tls-replication", "yes"}, opts.TLS.ServerArgs()...)
 			}
 			announce = append(announce, ports...)
+			if opts.DefaultUserOff {
+				announce = append(announce, aclArgs()...)
+			}
 			return append(announce, "--bind", "127.0.0.1", "--dir", dir,
 				"--cluster-port", strconv.Itoa(bus),
 				"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
@@ -111,6 +118,9 @@ func StartClusterWith(t testing.TB, opts ClusterOptions) *Cluster {
 		}
 	}
 	args := []string{"--cluster", "create"}
+	if opts.DefaultUserOff {
+		args = append([]string{"--user", AdminUser, "--pass", AdminPassword, "--no-auth-warning"}, args...)
+	}
 	if opts.TLS != nil {
 		args = append([]string{"--tls", "--cacert", opts.TLS.CA, "--cert", opts.TLS.ClientCert, "--key", opts.TLS.ClientKey}, args...)
 	}

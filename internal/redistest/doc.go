@@ -3,7 +3,11 @@
 // Sentinel set (1 master, 2 replicas, 3 sentinels, quorum 2), with helpers
 // to find the master that owns a key, kill a node with SIGKILL and wait for
 // a replica to be promoted, and a delaying TCP proxy that makes
-// replication lag on purpose.
+// replication lag on purpose. Each topology can speak TLS (TLSFiles) and
+// run with the default user off (DefaultUserOff): the harness, replication,
+// redis-cli and the sentinels then speak as AdminUser, a test adds its
+// own users on every node (SetUser) and reads what they were refused
+// (Node.ACLLog, ACLLogs).
 //
 // Every process runs on free loopback ports, in a directory of its own
 // under t.TempDir(), and is killed by t.Cleanup whether the test passed or

@@ -1,7 +1,6 @@
 package redistest
 
 import (
-	"crypto/tls"
 	"fmt"
 	"net"
 	"os"
@@ -37,8 +36,8 @@ type Node struct {
 	Dir  string
 
 	t      testing.TB
-	tls    *tls.Config // the harness's client TLS settings, for a TLS-only node
-	args   []string    // redis-server's arguments, for Restart
+	access access   // how the harness speaks to it: TLS, AdminUser
+	args   []string // redis-server's arguments, for Restart
 	mu     sync.Mutex
 	cmd    *exec.Cmd
 	exited chan struct{}
@@ -54,11 +53,11 @@ func (n *Node) Log() string {
 }
 
 // Do sends one command to the node (see the package-level Do).
-func (n *Node) Do(args ...string) (any, error) { return do(n.Addr(), n.tls, Timeout, args...) }
+func (n *Node) Do(args ...string) (any, error) { return n.access.do(n.Addr(), Timeout, args...) }
 
 // DoString sends one command whose reply is a string.
 func (n *Node) DoString(args ...string) (string, error) {
-	return doString(n.Addr(), n.tls, Timeout, args...)
+	return n.access.doString(n.Addr(), Timeout, args...)
 }
 
 // Info returns the named field of INFO section.
@@ -110,13 +109,19 @@ func StartNode(t testing.TB, name string, args ...string) *Node {
 	t.Helper()
 	Require(t)
 	return startNode(t, name, func(port int, dir string) []string {
-		return append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", dir,
-			"--save", "", "--appendonly", "no", "--daemonize", "no",
-			// A replica syncs at once, not after the default 5 s that
-			// lets several replicas share one diskless transfer.
-			"--repl-diskless-sync-delay", "0",
-			"--logfile", filepath.Join(dir, "redis.log")}, args...)
+		return append(nodeArgs(port, dir), args...)
 	})
+}
+
+// nodeArgs are the settings of a plain node on port with its files in
+// dir, without persistence.
+func nodeArgs(port int, dir string) []string {
+	return []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", dir,
+		"--save", "", "--appendonly", "no", "--daemonize", "no",
+		// A replica syncs at once, not after the default 5 s that
+		// lets several replicas share one diskless transfer.
+		"--repl-diskless-sync-delay", "0",
+		"--logfile", filepath.Join(dir, "redis.log")}
 }
 
 // startNode starts redis-server with the arguments argv returns for a
@@ -125,16 +130,16 @@ func StartNode(t testing.TB, name string, args ...string) *Node {
 // once, and it is tried again on another port.
 func startNode(t testing.TB, name string, argv func(port int, dir string) []string) *Node {
 	t.Helper()
-	return startNodeTLS(t, name, nil, argv)
+	return startNodeAs(t, name, access{}, argv)
 }
 
-// startNodeTLS is startNode for a node the harness talks to over TLS
-// with conf (plain TCP when conf is nil).
-func startNodeTLS(t testing.TB, name string, conf *tls.Config, argv func(port int, dir string) []string) *Node {
+// startNodeAs is startNode for a node the harness talks to with a (over
+// TLS, as AdminUser).
+func startNodeAs(t testing.TB, name string, a access, argv func(port int, dir string) []string) *Node {
 	t.Helper()
 	var lastLog string
 	for attempt := 0; attempt < 5; attempt++ {
-		n := &Node{Name: name, Port: FreePort(t), Dir: t.TempDir(), t: t, tls: conf}
+		n := &Node{Name: name, Port: FreePort(t), Dir: t.TempDir(), t: t, access: a}
 		n.args = argv(n.Port, n.Dir)
 		t.Cleanup(n.Kill)
 		err := n.spawn()

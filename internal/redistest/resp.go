@@ -23,15 +23,23 @@ func (e ReplyError) Error() string { return string(e) }
 // simple and bulk strings, nil for a nil bulk or array, int64, []any, and
 // ReplyError for an error reply. Every step is bounded by timeout.
 func Do(addr string, timeout time.Duration, args ...string) (any, error) {
-	return do(addr, nil, timeout, args...)
+	return access{}.do(addr, timeout, args...)
 }
 
-// do is Do over TLS when conf is not nil.
-func do(addr string, conf *tls.Config, timeout time.Duration, args ...string) (any, error) {
+// access is how the harness speaks to a node: over TLS with tls when it
+// is not nil, and as AdminUser when admin (the node's default user is
+// off).
+type access struct {
+	tls   *tls.Config
+	admin bool
+}
+
+// do is Do with a's settings.
+func (a access) do(addr string, timeout time.Duration, args ...string) (any, error) {
 	var conn net.Conn
 	var err error
-	if conf != nil {
-		conn, err = tls.DialWithDialer(&net.Dialer{Timeout: timeout}, "tcp", addr, conf)
+	if a.tls != nil {
+		conn, err = tls.DialWithDialer(&net.Dialer{Timeout: timeout}, "tcp", addr, a.tls)
 	} else {
 		conn, err = net.DialTimeout("tcp", addr, timeout)
 	}
@@ -42,20 +50,33 @@ func do(addr string, conf *tls.Config, timeout time.Duration, args ...string) (a
 	if err := conn.SetDeadline(time.Now().Add(timeout)); err != nil {
 		return nil, err
 	}
+	r := bufio.NewReader(conn)
+	if a.admin {
+		if _, err := conn.Write(encode([]string{"AUTH", AdminUser, AdminPassword})); err != nil {
+			return nil, err
+		}
+		v, err := readReply(r)
+		if err != nil {
+			return nil, err
+		}
+		if re, ok := v.(ReplyError); ok {
+			return nil, fmt.Errorf("AUTH %s: %w", AdminUser, re)
+		}
+	}
 	if _, err := conn.Write(encode(args)); err != nil {
 		return nil, err
 	}
-	return readReply(bufio.NewReader(conn))
+	return readReply(r)
 }
 
 // DoString is Do for commands whose reply is a string (INFO, CLUSTER
 // NODES, PING); a ReplyError is returned as the error.
 func DoString(addr string, timeout time.Duration, args ...string) (string, error) {
-	return doString(addr, nil, timeout, args...)
+	return access{}.doString(addr, timeout, args...)
 }
 
-func doString(addr string, conf *tls.Config, timeout time.Duration, args ...string) (string, error) {
-	v, err := do(addr, conf, timeout, args...)
+func (a access) doString(addr string, timeout time.Duration, args ...string) (string, error) {
+	v, err := a.do(addr, timeout, args...)
 	if err != nil {
 		return "", err
 	}

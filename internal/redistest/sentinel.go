@@ -37,6 +37,11 @@ type SentinelOptions struct {
 	// (tls-replication), and the harness speaks TLS too. It does not go
 	// with ReplicaLag.
 	TLS *TLSFiles
+	// DefaultUserOff turns the default user of the redis-servers (not the
+	// sentinels) off: clients must authenticate to the master as a user
+	// the test adds on every data node (SetUser), and the harness,
+	// replication and the sentinels speak to them as AdminUser.
+	DefaultUserOff bool
 }
 
 // SentinelSet is a Sentinel-managed master with two replicas and three
@@ -64,9 +69,9 @@ func StartSentinel(t testing.TB, opts SentinelOptions) *SentinelSet {
 	s := &SentinelSet{MasterName: "inventory-master", t: t}
 	data := func(name string, args ...string) *Node {
 		if opts.TLS != nil {
-			return StartTLSNode(t, name, opts.TLS, append([]string{"--tls-replication", "yes"}, args...)...)
+			args = append([]string{"--tls-replication", "yes"}, args...)
 		}
-		return StartNode(t, name, args...)
+		return StartNodeWith(t, name, NodeOptions{TLS: opts.TLS, DefaultUserOff: opts.DefaultUserOff}, args...)
 	}
 	var conf *tls.Config
 	if opts.TLS != nil {
@@ -92,7 +97,7 @@ func StartSentinel(t testing.TB, opts SentinelOptions) *SentinelSet {
 		failoverTimeout = SentinelLagFailoverTimeout
 	}
 	for i := range 3 {
-		s.Sentinels = append(s.Sentinels, startNodeTLS(t, "sentinel-"+strconv.Itoa(i), conf, func(port int, dir string) []string {
+		s.Sentinels = append(s.Sentinels, startNodeAs(t, "sentinel-"+strconv.Itoa(i), access{tls: conf}, func(port int, dir string) []string {
 			conf := filepath.Join(dir, "sentinel.conf")
 			name := s.MasterName
 			ports := fmt.Sprintf("port %d\n", port)
@@ -105,6 +110,9 @@ func StartSentinel(t testing.TB, opts SentinelOptions) *SentinelSet {
 				fmt.Sprintf("sentinel down-after-milliseconds %s %d\n", name, SentinelDownAfter.Milliseconds()) +
 				fmt.Sprintf("sentinel failover-timeout %s %d\n", name, failoverTimeout.Milliseconds()) +
 				fmt.Sprintf("sentinel parallel-syncs %s 2\n", name)
+			if opts.DefaultUserOff {
+				text += fmt.Sprintf("sentinel auth-user %s %s\nsentinel auth-pass %s %s\n", name, AdminUser, name, AdminPassword)
+			}
 			if err := os.WriteFile(conf, []byte(text), 0o600); err != nil {
 				t.Fatal(err)
 			}

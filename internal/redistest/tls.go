@@ -148,7 +148,14 @@ func (f *TLSFiles) ServerArgs() []string {
 func StartTLSNode(t testing.TB, name string, files *TLSFiles, args ...string) *Node {
 	t.Helper()
 	Require(t)
-	return startNodeTLS(t, name, files.ClientConfig(t), func(port int, dir string) []string {
+	return startTLSNode(t, name, files, false, args...)
+}
+
+// startTLSNode is StartTLSNode, the harness speaking as AdminUser when
+// admin.
+func startTLSNode(t testing.TB, name string, files *TLSFiles, admin bool, args ...string) *Node {
+	t.Helper()
+	return startNodeAs(t, name, access{tls: files.ClientConfig(t), admin: admin}, func(port int, dir string) []string {
 		a := []string{"--port", "0", "--tls-port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", dir,
 			"--save", "", "--appendonly", "no", "--daemonize", "no",
 			"--repl-diskless-sync-delay", "0",

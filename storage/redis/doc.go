@@ -12,7 +12,7 @@
 //	client := cfg.NewClient()                         // does not dial Redis
 //	defer client.Close()
 //	log.Info("store", "redis", cfg.String())          // never shows a password
-//	store, err := redisstore.New(client)
+//	store, err := redisstore.New(client, redisstore.WithClientConfig(cfg))
 //	api, err := inventory.New(store, inventory.WithAPIKeys(key),
 //		inventory.WithStoreTimeout(2*time.Second)) // every store call gets a deadline
 //
@@ -148,7 +148,7 @@
 // # Readiness
 //
 // Ping says Redis answers; Ready says the store can serve, for /readyz: it
-// sends every command the store sends (Commands), on its own keys and on
+// sends every command the store sends, on its own keys and on
 // probe keys under the same hash tag that it deletes in the same
 // transaction, so lists see nothing of it. So a Cluster node that does
 // not own the store's slot reached as a single node (MOVED), a sentinel's
@@ -163,51 +163,86 @@
 // configuration fault. Every call fails with an error that matches both
 // inventory.ErrUnavailable (the API answers 503 with Retry-After, never
 // 500, never a made-up "not found" or empty list) and ErrMisconfigured,
-// and says the fix; the store logs it once at Error with the fix
-// (attribute "fault" names the kind), counts the failed calls in
-// Stats.ConfigFaults while it persists, and logs at Info once it clears
-// (the next successful call; for a fault Ready met, such as the eviction
-// policy or a command only Ready and lists send, the next successful
-// Ready). The faults, by kind:
+// and holds a *ConfigFault (errors.As): its Kind, the Command an ACL
+// refused, the File at fault, the Option of this package that fixes it
+// and the Fix, a sentence that names that Go API. The store logs it once
+// at Error through WithLogger's logger, with the attributes "fault",
+// "option", "file" and "command", so that an application that names its
+// own settings (an environment variable, a flag) can add them from
+// "option"; it counts the failed calls in Stats.ConfigFaults while it
+// persists, and logs at Info once it clears (the next successful call;
+// for a fault Ready met, such as the eviction policy or a command only
+// Ready and lists send, the next successful Ready). The faults, by kind,
+// with their Option:
 //
-//   - tls-verify: the server's certificate is not trusted; give its CA
-//     (INVENTORY_REDIS_CA_FILE in the examples, Config.LoadTLSFiles).
-//   - tls-client-certificate: the server requires a client certificate
-//     (mutual TLS) and got none it trusts; give it and its key
-//     (INVENTORY_REDIS_CERT_FILE and _KEY_FILE, Config.LoadTLSFiles).
-//   - plain-to-tls-port, tls-to-plain-port: redis:// spoken to a TLS port
-//     (use rediss://), or rediss:// to a plain one (use redis://); told by
-//     asking the port in the other protocol, at most every 5 s.
-//   - credentials: WRONGPASS or NOAUTH. In the Sentinel form the URL's
-//     user and password are the sentinels', the username= and password=
+//   - tls-verify (Config.LoadTLSFiles): the server's certificate is not
+//     trusted; give its CA.
+//   - tls-client-certificate (Config.LoadTLSFiles): the server requires
+//     a client certificate (mutual TLS) and got none it trusts; give it
+//     and its key.
+//   - plain-to-tls-port, tls-to-plain-port (URL): redis:// spoken to a
+//     TLS port (use rediss://), or rediss:// to a plain one (use
+//     redis://); told by asking the port in the other protocol, at most
+//     every 5 s.
+//   - credentials (URL, or Config.UsePasswordFile when the client reads
+//     one): WRONGPASS or NOAUTH. In the Sentinel form the URL's user and
+//     password are the sentinels', the username= and password=
 //     parameters (or the password file) the master's; the fix says which
 //     side refused.
-//   - acl: NOPERM; the fix names the command and the rule that grants it
-//     (+xadd), or the key pattern (~{prefix}:*), and the whole ACLRule.
-//   - master-name: the sentinels know no master of the name given.
-//   - cluster-node-as-single, not-a-cluster, sentinel-port: the URL names
-//     another topology than the server's.
-//   - eviction-policy: maxmemory-policy allkeys-* (Ready only).
-//   - maxmemory: OOM command not allowed; raise maxmemory or free memory.
-//   - password-file: the file Config.UsePasswordFile names is missing or
+//   - acl (on the Redis side): NOPERM; the fix names the command and the
+//     rule that grants it (+xadd), or the key pattern (~{prefix}:*), and
+//     the whole ACLRule.
+//   - master-name (URL): the sentinels know no master of the name given.
+//   - cluster-node-as-single, not-a-cluster, sentinel-port (URL): the URL
+//     names another topology than the server's.
+//   - eviction-policy (WithEvictionAllowed): maxmemory-policy allkeys-*
+//     (Ready only).
+//   - maxmemory (on the Redis side): OOM command not allowed; raise
+//     maxmemory or free memory.
+//   - password-file (Config.UsePasswordFile): the file is missing or
 //     empty when a new connection reads it (a rotation that left it so).
+//
+// Give New the Config that built the client (WithClientConfig): the
+// store then knows what the client does not tell, the Sentinel master's
+// name and the password file, and its fixes name them.
 //
 // go-redis logs on its own too (process-wide, redis.SetLogger):
 // NewGoRedisLogger sends its lines to an slog.Logger, its routine
-// Sentinel events at Info.
+// Sentinel events at Info, a failure it repeats once a minute.
 //
 // # ACL
 //
-// The store needs the commands in Commands on the keys {prefix}:* and no
-// Pub/Sub channel. ACLRule(prefix) is that least rule; for the default
-// prefix:
+// The store needs its commands on the keys {prefix}:* and no Pub/Sub
+// channel; go-redis's Cluster client also sends CLUSTER SLOTS (the slot
+// map) and COMMAND (whose reply it caches to route commands, and asks
+// again for every command while refused). ACLRule(prefix) is that least
+// rule, one for a single node, a Cluster and Sentinel alike; for the
+// default prefix:
 //
-//	ACL SETUSER app on >PASSWORD resetkeys resetchannels -@all ~{inventory}:* +ping +info +watch +unwatch +multi +exec +exists +hget +hset +hdel +hlen +hscan +mset +del +unlink +expire +persist +rename +xadd +xrange +xrevrange +wait
+//	ACL SETUSER app on >PASSWORD resetkeys resetchannels -@all ~{inventory}:* +ping +info +watch +unwatch +multi +exec +exists +hget +hset +hdel +hlen +hscan +mset +del +unlink +expire +persist +rename +xadd +xrange +xrevrange +wait +cluster|slots +command
 //
 // Clear also needs +scan. A password that rotates can be read from a file
 // for every new connection (Config.UsePasswordFile): after ACL SETUSER
 // with the new password and the file updated, close the old connections
 // (CLIENT KILL USER app) and the same Store writes again.
+//
+// # Files
+//
+// The package is one: the fault diagnosis reads the store's state and
+// the client's configuration, and a package boundary between them would
+// export what no user needs. Its files keep the three jobs apart:
+//
+//   - the store: store.go (New, options, SetQuantity, Put, Delete, Ready),
+//     changes.go (the change log, List, ListChanges), seed.go
+//     (PutIfEmpty), clear.go;
+//   - client set-up: url.go (ParseURL, Config), timeouts.go
+//     (ApplyTimeouts), tls.go (LoadTLSFiles, UsePasswordFile), acl.go
+//     (ACLRule), log.go (GoRedisLogger), client.go (what the store knows
+//     of its client: WithClientConfig);
+//   - fault diagnosis: errors.go (translation of go-redis's errors,
+//     unavailable), fault.go (ConfigFault, the table of faults classify
+//     reads, logging a fault once), probe.go (asking a port which
+//     protocol it speaks).
 //
 // # Failover
 //
@@ -261,9 +296,8 @@
 // # Timeouts
 //
 // go-redis's defaults have changed between minor versions, so ParseURL
-// (and ApplyTimeouts, ApplyClusterTimeouts, ApplyFailoverTimeouts for
-// options you build yourself) set them explicitly, for every topology (see
-// ApplyTimeouts): DialTimeout 2 s
+// (and ApplyTimeouts, for options you build yourself, of any topology)
+// set them explicitly (see ApplyTimeouts): DialTimeout 2 s
 // (2 attempts, 100 ms apart), ReadTimeout and WriteTimeout 2 s, PoolTimeout
 // 2 s, go-redis's own retries of a failed command 2 (backoff 8–256 ms), and
 // ContextTimeoutEnabled. A request's store deadline (inventory's

@@ -266,4 +266,22 @@ func TestGoRedisLogger(t *testing.T) {
 	if strings.Count(got, "level=WARN") != 3 || strings.Count(got, "level=DEBUG") != 4 || !strings.Contains(got, `level=WARN msg="go-redis: redis: connection pool: failed to dial after 5 attempts: x509`) {
 		t.Errorf("log:\n%s\nwant the first of each repeated failure and the other failure at WARN, the four repeats at DEBUG", got)
 	}
+
+	// A refused command (go-redis asking for COMMAND as a user without
+	// +command) is a failure to see, not routine.
+	b.Reset()
+	l.Printf(t.Context(), "getting command info: %s", "NOPERM this user has no permissions to run the 'command' command")
+	if got := b.String(); !strings.Contains(got, "level=WARN") {
+		t.Errorf("log:\n%s\nwant NOPERM at WARN", got)
+	}
+
+	// Once the quiet time is over (a nanosecond here, a minute by
+	// default), the next occurrence is warned about with the count held
+	// back (2 of the 3 above).
+	b.Reset()
+	dbg.gate.Interval = time.Nanosecond
+	dbg.Printf(t.Context(), "sentinel: %s failed: %s", "127.0.0.1:26380", "WRONGPASS")
+	if got := b.String(); !strings.Contains(got, "level=WARN") || !strings.Contains(got, "repeated=2") {
+		t.Errorf("log:\n%s\nwant the failure warned about again with the count of repeats", got)
+	}
 }

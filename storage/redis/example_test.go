@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/petinventory/petinventory/inventory"
@@ -25,7 +26,8 @@ func Example() {
 	}
 	client := cfg.NewClient()
 	defer client.Close()
-	store, err := redisstore.New(client, redisstore.WithKeyPrefix("petstore"))
+	// WithClientConfig lets a configuration fault name what only cfg knows.
+	store, err := redisstore.New(client, redisstore.WithClientConfig(cfg), redisstore.WithKeyPrefix("petstore"))
 	if err != nil {
 		panic(err)
 	}
@@ -86,7 +88,41 @@ func ExampleParseURL() {
 func ExampleACLRule() {
 	fmt.Println("ACL SETUSER app on >PASSWORD " + redisstore.ACLRule("petstore"))
 	// Output:
-	// ACL SETUSER app on >PASSWORD resetkeys resetchannels -@all ~{petstore}:* +ping +info +watch +unwatch +multi +exec +exists +hget +hset +hdel +hlen +hscan +mset +del +unlink +expire +persist +rename +xadd +xrange +xrevrange +wait
+	// ACL SETUSER app on >PASSWORD resetkeys resetchannels -@all ~{petstore}:* +ping +info +watch +unwatch +multi +exec +exists +hget +hset +hdel +hlen +hscan +mset +del +unlink +expire +persist +rename +xadd +xrange +xrevrange +wait +cluster|slots +command
+}
+
+// ExampleConfigFault reads what a configuration fault says: its kind,
+// the Go API that fixes it, and the fix, here for a URL that names a
+// Cluster node as a single node.
+func ExampleConfigFault() {
+	m, err := miniredis.Run()
+	if err != nil {
+		panic(err)
+	}
+	defer m.Close()
+	m.SetError("MOVED 866 10.0.0.2:7001") // what a node that does not own the store's slot answers
+
+	cfg, err := redisstore.ParseURL("redis://" + m.Addr() + "/0")
+	if err != nil {
+		panic(err)
+	}
+	client := cfg.NewClient()
+	defer client.Close()
+	store, err := redisstore.New(client, redisstore.WithClientConfig(cfg), redisstore.WithLogger(slog.New(slog.DiscardHandler)))
+	if err != nil {
+		panic(err)
+	}
+	err = store.Ready(context.Background())
+	var f *redisstore.ConfigFault
+	if errors.As(err, &f) {
+		fmt.Println(errors.Is(err, redisstore.ErrMisconfigured), errors.Is(err, inventory.ErrUnavailable))
+		fmt.Println(f.Kind, f.Option)
+		fmt.Println(f.Fix)
+	}
+	// Output:
+	// true true
+	// cluster-node-as-single URL
+	// the server is a Redis Cluster node that does not own the store's keys, reached as a single node; name the Cluster instead: a URL redis://host:port?cluster=true (or ?addr=host2:port2&addr=… for more seeds), or a redis.ClusterClient given to New
 }
 
 // ExampleConfig_LoadTLSFiles connects to a managed Redis over TLS with a
@@ -106,7 +142,7 @@ func ExampleConfig_LoadTLSFiles() {
 	}
 	client := cfg.NewClient()
 	defer client.Close()
-	store, err := redisstore.New(client)
+	store, err := redisstore.New(client, redisstore.WithClientConfig(cfg))
 	if err != nil {
 		panic(err)
 	}

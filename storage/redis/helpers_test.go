@@ -106,7 +106,7 @@ func clearAfter(t *testing.T, s *Store) {
 var discardLog = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 // storeAtURL opens a store with opts on a client that ParseURL builds from
-// url, closed when the test ends.
+// url, closed when the test ends, with WithClientConfig.
 func storeAtURL(t *testing.T, url string, opts ...Option) *Store {
 	t.Helper()
 	cfg, err := ParseURL(url)
@@ -115,7 +115,7 @@ func storeAtURL(t *testing.T, url string, opts ...Option) *Store {
 	}
 	c := cfg.NewClient()
 	t.Cleanup(func() { _ = c.Close() })
-	s, err := New(c, opts...)
+	s, err := New(c, append([]Option{WithClientConfig(cfg)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -215,6 +215,21 @@ func TestSentinelTopology(t *testing.T) {
 	if logs := buf.String(); strings.Count(logs, "configuration fault") != 1 || !strings.Contains(logs, `no master named \"no-such-master\"`) {
 		t.Errorf("want one configuration fault naming the master name in the log:\n%s", logs)
 	}
+	// Without WithClientConfig the store cannot know the name: the fix
+	// says where it comes from.
+	cfg, err := ParseURL("redis://" + addrs[0] + "?master_name=no-such-master")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bare := cfg.NewClient()
+	defer bare.Close()
+	unnamed, err := New(bare, WithLogger(discardLog))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unnamed.Ready(ctx); !strings.Contains(err.Error(), "no master of the name FailoverOptions.MasterName gives") {
+		t.Errorf("Ready without WithClientConfig = %v; want the fix to name FailoverOptions.MasterName", err)
+	}
 
 	gone := storeFor("redis://" + closedAddr(t) + "?master_name=" + set.MasterName)
 	for name, call := range calls(gone) {

@@ -88,6 +88,7 @@ type config struct {
 	ackTimeout time.Duration
 	log        *slog.Logger
 	evictOK    bool
+	clientCfg  *Config // WithClientConfig
 }
 
 // WithKeyPrefix sets the prefix of every key the store uses; default
@@ -152,6 +153,17 @@ func WithEvictionAllowed() Option {
 	return func(c *config) { c.evictOK = true }
 }
 
+// WithClientConfig tells New the Config that built the client
+// (Config.NewClient), so that a configuration fault names what only the
+// Config knows: the Sentinel master's name, the file given to
+// Config.UsePasswordFile, the addresses to probe when a port speaks
+// another protocol. New fails when the client is not of the Config's
+// topology. Without it (or with nil) the store learns what the client
+// tells, and the fixes it logs are less precise.
+func WithClientConfig(cfg *Config) Option {
+	return func(c *config) { c.clientCfg = cfg }
+}
+
 // New returns a Store over client. It does not talk to Redis, so it
 // succeeds while Redis is down (use Ready for readiness); it fails on a nil
 // client or an invalid option. The Store does not own client: close the
@@ -182,6 +194,13 @@ func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
 	if c.log == nil {
 		c.log = slog.Default()
 	}
+	info := infoOf(client)
+	if c.clientCfg != nil {
+		if err := c.clientCfg.fits(client); err != nil {
+			return nil, fmt.Errorf("redisstore: New: WithClientConfig: %w", err)
+		}
+		info = c.clientCfg.info()
+	}
 	tag := "{" + c.prefix + "}:"
 	s := &Store{
 		client:     client,
@@ -200,7 +219,7 @@ func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
 		ackTimeout: c.ackTimeout,
 		log:        c.log,
 		evictOK:    c.evictOK,
-		info:       infoOf(client),
+		info:       info,
 	}
 	s.cluster, _ = client.(*redis.ClusterClient)
 	return s, nil
@@ -293,14 +312,15 @@ func (s *Store) fail(op string, err error) error {
 	if s.cluster != nil && reloadAfter(err) {
 		s.reloadClusterState()
 	}
-	if kind, fix := s.classify(err); kind != "" {
-		if kind == faultMasterName {
+	if f := s.classify(err); f != nil {
+		if f.Kind == faultMasterName {
 			// go-redis says "all sentinels … are unreachable: redis: nil"
 			// when a sentinel answered that it knows no such master.
-			err = &restated{msg: "the sentinels that answered know no master of that name", err: err}
+			f.Err = &restated{msg: "the sentinels that answered know no master of that name", err: err}
 		}
-		s.fault(kind, fix, err, op == "ready")
-		return inventory.Unavailable(fmt.Errorf("%w: redis %s: %s: %w", ErrMisconfigured, op, fix, err))
+		f.Op = op
+		s.fault(f, op == "ready")
+		return inventory.Unavailable(f)
 	}
 	if s.cluster != nil && !unavailable(err) && reloadAfter(err) {
 		return inventory.Unavailable(fmt.Errorf("redis %s: the Cluster moved the store's slot: %w", op, err))
@@ -342,7 +362,7 @@ func (s *Store) Ping(ctx context.Context) error {
 
 // Ready reports whether the store can serve requests, for a readiness
 // probe. Unlike Ping, it sends every command the store sends (see
-// Commands), on the store's own keys or on probe keys under the same hash
+// ACLRule), on the store's own keys or on probe keys under the same hash
 // tag ({prefix}:probe:…, deleted in the same transaction): WATCH, then
 // one pipeline (EXISTS, UNWATCH, WAIT 0 0, INFO memory), then one
 // MULTI/EXEC that writes nothing lists can see: a write that changes

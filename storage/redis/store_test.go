@@ -346,6 +346,15 @@ func TestNew(t *testing.T) {
 	if s, err := New(c, WithMaxRetries(1), nil); s != nil || err == nil || !strings.Contains(err.Error(), "option 2 is nil") {
 		t.Errorf("New with a nil option = %v, %v; want an error naming it", s, err)
 	}
+	for _, url := range []string{"redis://127.0.0.1:1?cluster=true", "redis://127.0.0.1:1?master_name=m"} {
+		cfg, err := ParseURL(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s, err := New(c, WithClientConfig(cfg)); s != nil || err == nil || !strings.Contains(err.Error(), "WithClientConfig: the Config names a "+string(cfg.Topology)) {
+			t.Errorf("New(single-node client, WithClientConfig(%s)) = %v, %v; want an error naming the mismatch", url, s, err)
+		}
+	}
 	s, err := New(c)
 	if err != nil || s.KeyPrefix() != DefaultKeyPrefix || s.maxRetries != defaultMaxRetries {
 		t.Fatalf("New(c) = %+v, %v; want the defaults", s, err)

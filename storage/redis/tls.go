@@ -112,6 +112,7 @@ func (c *Config) UsePasswordFile(path string) error {
 		c.Single.Password, user = "", &c.Single.Username
 		c.Single.CredentialsProviderContext = passwordFile(path, user)
 	}
+	c.passwordFile = path
 	return nil
 }
 

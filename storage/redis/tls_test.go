@@ -77,9 +77,10 @@ func TestLoadTLSFilesMutual(t *testing.T) {
 	// configuration fault that names the settings to give, not an outage.
 	noCert := tlsStore(t, url, files.CA, "", "")
 	err := roundTrip(ctx, noCert)
-	if !errors.Is(err, ErrMisconfigured) || !strings.Contains(err.Error(), "INVENTORY_REDIS_CERT_FILE") {
-		t.Errorf("write without the client certificate: %v, want ErrMisconfigured naming INVENTORY_REDIS_CERT_FILE", err)
+	if !errors.Is(err, ErrMisconfigured) || !strings.Contains(err.Error(), "give the certificate and its key to Config.LoadTLSFiles") {
+		t.Errorf("write without the client certificate: %v, want ErrMisconfigured naming Config.LoadTLSFiles", err)
 	}
+	wantFault(t, err, faultClientCert, "Config.LoadTLSFiles")
 	if err := noCert.Ready(ctx); !errors.Is(err, ErrMisconfigured) || !strings.Contains(err.Error(), "client certificate") {
 		t.Errorf("Ready without the client certificate: %v, want ErrMisconfigured saying a client certificate is needed", err)
 	}
@@ -150,8 +151,9 @@ func TestLoadTLSFilesErrors(t *testing.T) {
 
 // passwordFileClient starts a TLS redis-server with an ACL user "app"
 // whose password is password, and returns it, the password file (holding
-// password) and a client that reads the file for every new connection.
-func passwordFileClient(t *testing.T, password string) (*redistest.Node, string, redis.UniversalClient) {
+// password) and a client that reads the file for every new connection,
+// and the option that tells New its Config.
+func passwordFileClient(t *testing.T, password string) (*redistest.Node, string, redis.UniversalClient, Option) {
 	t.Helper()
 	files := redistest.NewTLSFiles(t)
 	n := redistest.StartTLSNode(t, "acl", files)
@@ -174,15 +176,15 @@ func passwordFileClient(t *testing.T, password string) (*redistest.Node, string,
 	}
 	c := cfg.NewClient()
 	t.Cleanup(func() { _ = c.Close() })
-	return n, pwFile, c
+	return n, pwFile, c, WithClientConfig(cfg)
 }
 
 // TestUsePasswordFileRotation: an ACL user's password read from a file,
 // rotated on the server and in the file, with the old connections
 // killed: the same Store writes again once its connections reconnect.
 func TestUsePasswordFileRotation(t *testing.T) {
-	n, pwFile, c := passwordFileClient(t, "first")
-	s := newTestStore(t, c, WithLogger(discardLog))
+	n, pwFile, c, withConfig := passwordFileClient(t, "first")
+	s := newTestStore(t, c, WithLogger(discardLog), withConfig)
 	var err error
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
@@ -222,14 +224,18 @@ func TestUsePasswordFileRotation(t *testing.T) {
 	if _, err := n.Do("CLIENT", "KILL", "USER", "app"); err != nil {
 		t.Fatal(err)
 	}
+	var wrong error
 	err = redistest.Poll(10*time.Second, func() error {
-		if _, err := s.SetQuantity(ctx, 1, 6); err == nil || !strings.Contains(err.Error(), "WRONGPASS") {
-			return fmt.Errorf("with a wrong password in the file: %v, want WRONGPASS", err)
+		if _, wrong = s.SetQuantity(ctx, 1, 6); wrong == nil || !strings.Contains(wrong.Error(), "WRONGPASS") {
+			return fmt.Errorf("with a wrong password in the file: %v, want WRONGPASS", wrong)
 		}
 		return nil
 	})
 	if err != nil {
 		t.Error(err)
+	} else if f := wantFault(t, wrong, faultCredentials, "Config.UsePasswordFile"); f.File != pwFile || !strings.Contains(f.Fix, pwFile) {
+		// WithClientConfig told the store the file: the fix names it.
+		t.Errorf("credentials fault with a password file: File %q, Fix %q; want the file %s named", f.File, f.Fix, pwFile)
 	}
 	if err := os.WriteFile(pwFile, []byte("second"), 0o600); err != nil { // for the cleanup
 		t.Fatal(err)
@@ -283,7 +289,7 @@ func TestUsePasswordFileErrors(t *testing.T) {
 // with the file named), not a 500 or an outage, and clears when the file
 // holds the password again.
 func TestPasswordFileFault(t *testing.T) {
-	n, pwFile, c := passwordFileClient(t, "pw1")
+	n, pwFile, c, _ := passwordFileClient(t, "pw1")
 	var buf syncBuffer
 	s := newTestStore(t, c, WithLogger(slog.New(slog.NewTextHandler(&buf, nil))))
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
@@ -318,8 +324,12 @@ func TestPasswordFileFault(t *testing.T) {
 		}); err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
-		burst(t, s, 5, "password file "+pwFile)
+		f := wantFault(t, burst(t, s, 5, "password file "+pwFile), faultPassword, "Config.UsePasswordFile")
+		if f.File != pwFile {
+			t.Errorf("ConfigFault.File = %q, want %q", f.File, pwFile)
+		}
 		loggedOnce(t, &buf, tc.says)
+		loggedAttrs(t, &buf, f)
 		if !strings.Contains(buf.String(), "fault=password-file") {
 			t.Errorf("%s: the log does not name the fault password-file:\n%s", tc.name, buf.String())
 		}

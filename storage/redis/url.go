@@ -8,96 +8,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 )
-
-// The client settings the store gives a go-redis client where they are
-// left unset (see ApplyTimeouts). go-redis's own defaults have changed
-// between minor versions, so the store does not rely on them.
-const (
-	dialTimeout        = 2 * time.Second
-	dialerRetries      = 2
-	dialerRetryTimeout = 100 * time.Millisecond
-	readTimeout        = 2 * time.Second
-	writeTimeout       = 2 * time.Second
-	poolTimeout        = 2 * time.Second
-	maxRetries         = 2
-	minRetryBackoff    = 8 * time.Millisecond
-	maxRetryBackoff    = 256 * time.Millisecond
-)
-
-// timeouts points at the timeout fields of one of go-redis's option
-// types, so that the three of them get the same defaults from one place.
-type timeouts struct {
-	dial, dialRetry, read, write, pool, minBackoff, maxBackoff *time.Duration
-	dialerRetries, maxRetries                                  *int
-	contextTimeout                                             *bool
-}
-
-func (t timeouts) apply() {
-	*t.contextTimeout = true
-	setDur := func(p *time.Duration, d time.Duration) {
-		if *p == 0 {
-			*p = d
-		}
-	}
-	setDur(t.dial, dialTimeout)
-	setDur(t.dialRetry, dialerRetryTimeout)
-	setDur(t.read, readTimeout)
-	setDur(t.write, writeTimeout)
-	setDur(t.pool, poolTimeout)
-	setDur(t.minBackoff, minRetryBackoff)
-	setDur(t.maxBackoff, maxRetryBackoff)
-	if *t.dialerRetries == 0 {
-		*t.dialerRetries = dialerRetries
-	}
-	if *t.maxRetries == 0 {
-		*t.maxRetries = maxRetries
-	}
-}
-
-// ApplyTimeouts sets, in o, each of these settings that is still zero,
-// and turns ContextTimeoutEnabled on so that every call honours its
-// context's deadline (the API's store timeout bounds every socket read
-// and write; the read and write timeouts only bound calls whose context
-// has no deadline):
-//
-//   - DialTimeout 2s: one attempt to open a connection (TCP and TLS);
-//   - DialerRetries 2, DialerRetryTimeout 100ms: how many times a
-//     connection is dialled before the call fails, and the pause between
-//     two attempts;
-//   - ReadTimeout 2s, WriteTimeout 2s: one socket read or write;
-//   - PoolTimeout 2s: the wait for a free connection when all of the
-//     pool's are busy;
-//   - MaxRetries 2, MinRetryBackoff 8ms, MaxRetryBackoff 256ms: how many
-//     times go-redis sends a command again after a network error or a
-//     LOADING/READONLY-style reply, and the backoff between; every write
-//     of the store is idempotent, so a retry cannot apply a change twice.
-//
-// Use it when you build the go-redis options yourself; ParseURL calls it
-// (or ApplyClusterTimeouts, ApplyFailoverTimeouts).
-func ApplyTimeouts(o *redis.Options) {
-	timeouts{&o.DialTimeout, &o.DialerRetryTimeout, &o.ReadTimeout, &o.WriteTimeout, &o.PoolTimeout,
-		&o.MinRetryBackoff, &o.MaxRetryBackoff, &o.DialerRetries, &o.MaxRetries, &o.ContextTimeoutEnabled}.apply()
-}
-
-// ApplyClusterTimeouts is ApplyTimeouts for the options of a
-// redis.ClusterClient: the same settings, applied to every node's
-// connections.
-func ApplyClusterTimeouts(o *redis.ClusterOptions) {
-	timeouts{&o.DialTimeout, &o.DialerRetryTimeout, &o.ReadTimeout, &o.WriteTimeout, &o.PoolTimeout,
-		&o.MinRetryBackoff, &o.MaxRetryBackoff, &o.DialerRetries, &o.MaxRetries, &o.ContextTimeoutEnabled}.apply()
-}
-
-// ApplyFailoverTimeouts is ApplyTimeouts for the options of a
-// Sentinel-managed master (redis.NewFailoverClient): the same settings,
-// for the connections to the master and to the sentinels.
-func ApplyFailoverTimeouts(o *redis.FailoverOptions) {
-	timeouts{&o.DialTimeout, &o.DialerRetryTimeout, &o.ReadTimeout, &o.WriteTimeout, &o.PoolTimeout,
-		&o.MinRetryBackoff, &o.MaxRetryBackoff, &o.DialerRetries, &o.MaxRetries, &o.ContextTimeoutEnabled}.apply()
-}
 
 // Topology is the kind of Redis deployment a URL names.
 type Topology string
@@ -127,20 +40,22 @@ type Config struct {
 	Single   *redis.Options
 	Cluster  *redis.ClusterOptions
 	Failover *redis.FailoverOptions
+
+	passwordFile string // UsePasswordFile's, for the fixes the store logs
 }
 
 // NewClient returns a new client for the configuration: a *redis.Client
 // for a single node, a *redis.ClusterClient for a Cluster, and a
 // *redis.Client from redis.NewFailoverClient for Sentinel. It does not
-// dial. Close it when done.
+// dial. Close it when done. Give the store the configuration too
+// (New(client, WithClientConfig(c))), so that a fault names the setting
+// that fixes it: a Sentinel client does not tell its master's name.
 func (c *Config) NewClient() redis.UniversalClient {
 	switch c.Topology {
 	case Cluster:
 		return redis.NewClusterClient(c.Cluster)
 	case Failover:
-		client := redis.NewFailoverClient(c.Failover)
-		registerFailover(client, c.Failover)
-		return client
+		return redis.NewFailoverClient(c.Failover)
 	}
 	return redis.NewClient(c.Single)
 }
@@ -174,8 +89,8 @@ func (c *Config) String() string {
 }
 
 // ParseURL parses a Redis URL in go-redis's own forms and returns the
-// topology it names, with the store's timeouts (ApplyTimeouts) set where
-// the URL leaves them unset:
+// topology it names, with the store's client settings (ApplyTimeouts)
+// set where the URL leaves them unset:
 //
 //   - one node: redis://[user:password@]host:port[/db], rediss://… (TLS),
 //     unix:///path/to/redis.sock[?db=N], as redis.ParseURL reads them;
@@ -208,6 +123,60 @@ func ParseURL(rawURL string) (*Config, error) {
 var replicaReads = []string{"read_only", "route_by_latency", "route_randomly", "replica_only", "use_disconnected_replicas"}
 
 func parseURL(rawURL string) (*Config, error) {
+	u, err := parseSyntax(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	q := u.Query()
+	if err := checkParams(u, q); err != nil {
+		return nil, err
+	}
+	topology, err := topologyOf(q)
+	if err != nil {
+		return nil, err
+	}
+	if topology != Single {
+		if err := refuse(q, replicaReads); err != nil {
+			return nil, err
+		}
+	}
+	q.Del("cluster") // the store's own parameter, which go-redis does not know
+	u.RawQuery = q.Encode()
+	switch topology {
+	case Failover:
+		o, err := redis.ParseFailoverURL(u.String())
+		if err != nil {
+			return nil, goRedisError(err)
+		}
+		ApplyTimeouts(o)
+		return &Config{Topology: Failover, Failover: o}, nil
+	case Cluster:
+		if p := strings.Trim(u.Path, "/"); p != "" && p != "0" {
+			return nil, fmt.Errorf("path %q: a Cluster has database 0 only", u.Path)
+		}
+		if q.Has("db") {
+			return nil, errors.New("parameter db: a Cluster has database 0 only")
+		}
+		u.Path = ""
+		o, err := redis.ParseClusterURL(u.String())
+		if err != nil {
+			return nil, goRedisError(err)
+		}
+		ApplyTimeouts(o)
+		return &Config{Topology: Cluster, Cluster: o}, nil
+	}
+	o, err := redis.ParseURL(u.String())
+	if err != nil {
+		return nil, goRedisError(err)
+	}
+	ApplyTimeouts(o)
+	return &Config{Topology: Single, Single: o}, nil
+}
+
+// parseSyntax parses rawURL as a URL of one of the three schemes, with
+// a user part that parses whole and one host; its errors quote no
+// secret.
+func parseSyntax(rawURL string) (*url.URL, error) {
 	if rawURL == "" {
 		return nil, errors.New("the URL is empty; want redis://host:port/db, rediss://…, unix:///path/to/socket, or a Cluster or Sentinel form (see ParseURL)")
 	}
@@ -239,90 +208,68 @@ func parseURL(rawURL string) (*Config, error) {
 	if strings.Contains(u.Host, ",") {
 		return nil, fmt.Errorf("host %q names several addresses separated by commas; for a Cluster write redis://host1:port1?addr=host2:port2&addr=host3:port3, for Sentinel redis://sentinel1:port?master_name=NAME&addr=sentinel2:port", u.Host)
 	}
-	q := u.Query()
+	return u, nil
+}
+
+// checkParams checks that every parameter of q is known, fits the
+// scheme, and that every address (the host, addr=) is host:port.
+func checkParams(u *url.URL, q url.Values) error {
 	for k := range q {
 		if !slices.Contains(knownParams, k) {
-			return nil, unknownParam(k)
+			return unknownParam(k)
 		}
 	}
-	_, named := q["master_name"]
-	addrs, hasAddrs := q["addr"]
-	clusterFlag, hasCluster := q["cluster"]
-	if scheme == "unix" {
+	if u.Scheme == "unix" {
 		for _, p := range []string{"master_name", "addr", "cluster"} {
 			if q.Has(p) {
-				return nil, fmt.Errorf("parameter %s does not go with unix://, which names one server on this host", p)
+				return fmt.Errorf("parameter %s does not go with unix://, which names one server on this host", p)
 			}
 		}
 	}
-	for _, a := range addrs {
+	for _, a := range q["addr"] {
 		if err := checkAddr(a); err != nil {
-			return nil, fmt.Errorf("parameter addr=%q: %w", a, err)
+			return fmt.Errorf("parameter addr=%q: %w", a, err)
 		}
 	}
-	if u.Host != "" && scheme != "unix" {
+	if u.Host != "" && u.Scheme != "unix" {
 		if err := checkAddr(u.Host); err != nil && u.Port() != "" {
-			return nil, fmt.Errorf("address %q: %w", u.Host, err)
+			return fmt.Errorf("address %q: %w", u.Host, err)
 		}
 	}
+	return nil
+}
+
+// topologyOf returns the topology q names: Sentinel with master_name=,
+// a Cluster with cluster=true or addr=, one node otherwise.
+func topologyOf(q url.Values) (Topology, error) {
+	_, named := q["master_name"]
+	_, hasAddrs := q["addr"]
+	clusterFlag, hasCluster := q["cluster"]
 	cluster := false
 	if hasCluster {
 		if len(clusterFlag) != 1 {
-			return nil, errors.New("parameter cluster is given more than once")
+			return "", errors.New("parameter cluster is given more than once")
 		}
+		var err error
 		if cluster, err = strconv.ParseBool(clusterFlag[0]); err != nil {
-			return nil, fmt.Errorf("parameter cluster=%q: want true or false", clusterFlag[0])
+			return "", fmt.Errorf("parameter cluster=%q: want true or false", clusterFlag[0])
 		}
 		if !cluster && hasAddrs && !named {
-			return nil, errors.New("parameter cluster=false with addr=: addr= names more Cluster seeds (or sentinels, with master_name=)")
+			return "", errors.New("parameter cluster=false with addr=: addr= names more Cluster seeds (or sentinels, with master_name=)")
 		}
 	}
 	switch {
-	case named && hasCluster && cluster:
-		return nil, errors.New("parameters master_name= (Sentinel) and cluster=true (Cluster) contradict each other")
+	case named && cluster:
+		return "", errors.New("parameters master_name= (Sentinel) and cluster=true (Cluster) contradict each other")
 	case named:
 		if q.Get("master_name") == "" {
-			return nil, errors.New("parameter master_name is empty; it names the master the sentinels watch")
+			return "", errors.New("parameter master_name is empty; it names the master the sentinels watch")
 		}
-		if err := refuse(q, replicaReads); err != nil {
-			return nil, err
-		}
-		q.Del("cluster")
-		u.RawQuery = q.Encode()
-		o, err := redis.ParseFailoverURL(u.String())
-		if err != nil {
-			return nil, goRedisError(err)
-		}
-		ApplyFailoverTimeouts(o)
-		return &Config{Topology: Failover, Failover: o}, nil
+		return Failover, nil
 	case cluster || hasAddrs:
-		if err := refuse(q, replicaReads); err != nil {
-			return nil, err
-		}
-		if p := strings.Trim(u.Path, "/"); p != "" && p != "0" {
-			return nil, fmt.Errorf("path %q: a Cluster has database 0 only", u.Path)
-		}
-		if q.Has("db") {
-			return nil, errors.New("parameter db: a Cluster has database 0 only")
-		}
-		q.Del("cluster")
-		u.RawQuery = q.Encode()
-		u.Path = ""
-		o, err := redis.ParseClusterURL(u.String())
-		if err != nil {
-			return nil, goRedisError(err)
-		}
-		ApplyClusterTimeouts(o)
-		return &Config{Topology: Cluster, Cluster: o}, nil
+		return Cluster, nil
 	}
-	q.Del("cluster")
-	u.RawQuery = q.Encode()
-	o, err := redis.ParseURL(u.String())
-	if err != nil {
-		return nil, goRedisError(err)
-	}
-	ApplyTimeouts(o)
-	return &Config{Topology: Single, Single: o}, nil
+	return Single, nil
 }
 
 // knownParams are the query parameters of a Redis URL: go-redis's, of

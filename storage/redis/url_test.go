@@ -234,3 +234,28 @@ func TestRedact(t *testing.T) {
 		}
 	}
 }
+
+// TestApplyTimeouts: one function for go-redis's three option types sets
+// the store's values where they are zero, keeps the ones given, and
+// turns CLIENT SETINFO off (which ACLRule cannot grant on every Redis
+// version).
+func TestApplyTimeouts(t *testing.T) {
+	o := &redis.Options{ReadTimeout: time.Second}
+	ApplyTimeouts(o)
+	sameTimeouts(t, "Options", o.ContextTimeoutEnabled, o.DialTimeout, o.DialerRetryTimeout, 2*time.Second, o.WriteTimeout, o.PoolTimeout,
+		o.MinRetryBackoff, o.MaxRetryBackoff, o.DialerRetries, o.MaxRetries)
+	if o.ReadTimeout != time.Second || !o.DisableIdentity {
+		t.Errorf("Options: ReadTimeout %v (want the 1s given), DisableIdentity %v", o.ReadTimeout, o.DisableIdentity)
+	}
+	co := &redis.ClusterOptions{}
+	ApplyTimeouts(co)
+	sameTimeouts(t, "ClusterOptions", co.ContextTimeoutEnabled, co.DialTimeout, co.DialerRetryTimeout, co.ReadTimeout, co.WriteTimeout, co.PoolTimeout,
+		co.MinRetryBackoff, co.MaxRetryBackoff, co.DialerRetries, co.MaxRetries)
+	fo := &redis.FailoverOptions{}
+	ApplyTimeouts(fo)
+	sameTimeouts(t, "FailoverOptions", fo.ContextTimeoutEnabled, fo.DialTimeout, fo.DialerRetryTimeout, fo.ReadTimeout, fo.WriteTimeout, fo.PoolTimeout,
+		fo.MinRetryBackoff, fo.MaxRetryBackoff, fo.DialerRetries, fo.MaxRetries)
+	if !co.DisableIdentity || !fo.DisableIdentity {
+		t.Errorf("DisableIdentity: Cluster %v, Failover %v; want both on", co.DisableIdentity, fo.DisableIdentity)
+	}
+}
