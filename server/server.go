@@ -69,12 +69,14 @@ func run(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer, ready
 		return badConfig(fmt.Errorf("API keys: %w", err))
 	}
 
-	client, storeName, err := connect(cfg)
+	client, rc, storeName, err := connect(cfg)
 	if err != nil {
 		return badConfig(err)
 	}
 	defer client.Close()
-	opts := []redisstore.Option{redisstore.WithKeyPrefix(cfg.RedisPrefix), redisstore.WithLogger(log)}
+	// WithClientConfig lets the store's fixes name what only the URL
+	// knows (the Sentinel master's name, the password file).
+	opts := []redisstore.Option{redisstore.WithClientConfig(rc), redisstore.WithKeyPrefix(cfg.RedisPrefix), redisstore.WithLogger(log)}
 	if cfg.ReplicaAcks > 0 {
 		opts = append(opts, redisstore.WithReplicaAcks(cfg.ReplicaAcks, cfg.ReplicaAckTimeout))
 	}
@@ -172,22 +174,22 @@ func run(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer, ready
 // node, Cluster or Sentinel: see redisstore.ParseURL), with the TLS and
 // password files of cfg. storeName describes it for the log, without
 // credentials.
-func connect(cfg Config) (client redis.UniversalClient, storeName string, err error) {
-	rc, err := redisstore.ParseURL(cfg.RedisURL)
+func connect(cfg Config) (client redis.UniversalClient, rc *redisstore.Config, storeName string, err error) {
+	rc, err = redisstore.ParseURL(cfg.RedisURL)
 	if err != nil {
-		return nil, "", fmt.Errorf("REDIS_URL: %w", err)
+		return nil, nil, "", fmt.Errorf("REDIS_URL: %w", err)
 	}
 	if cfg.RedisCAFile != "" || cfg.RedisCertFile != "" || cfg.RedisKeyFile != "" {
 		if err := rc.LoadTLSFiles(cfg.RedisCAFile, cfg.RedisCertFile, cfg.RedisKeyFile); err != nil {
-			return nil, "", fmt.Errorf("INVENTORY_REDIS_CA_FILE, _CERT_FILE, _KEY_FILE: %w", err)
+			return nil, nil, "", fmt.Errorf("INVENTORY_REDIS_CA_FILE, _CERT_FILE, _KEY_FILE: %w", err)
 		}
 	}
 	if cfg.RedisPasswordFile != "" {
 		if err := rc.UsePasswordFile(cfg.RedisPasswordFile); err != nil {
-			return nil, "", fmt.Errorf("INVENTORY_REDIS_PASSWORD_FILE: %w", err)
+			return nil, nil, "", fmt.Errorf("INVENTORY_REDIS_PASSWORD_FILE: %w", err)
 		}
 	}
-	return rc.NewClient(), "redis " + rc.String(), nil
+	return rc.NewClient(), rc, "redis " + rc.String(), nil
 }
 
 // apiKeys returns the keys to serve with: cfg.APIKeys, or those of
@@ -392,15 +394,20 @@ func (p probes) readyz(ctx context.Context) (int, string, []byte) {
 }
 
 // notReadyMessage is what /readyz says of a failed Ready: a configuration
-// fault's own text (what is wrong and how to fix it; the store's errors
-// never hold a password), or, for Redis out of reach or an unexpected
-// error, that alone: the addresses and network errors stay in the log.
+// fault's own text (what is wrong and how to fix it, naming the store's Go
+// API; the store's errors never hold a password) followed by the settings
+// of this server that set that API, or, for Redis out of reach or an
+// unexpected error, that alone: the addresses and network errors stay in
+// the log.
 func notReadyMessage(err error) string {
-	if errors.Is(err, redisstore.ErrMisconfigured) {
-		var ie *inventory.Error
-		if errors.As(err, &ie) && errors.Unwrap(ie) != nil {
-			return errors.Unwrap(ie).Error()
+	var f *redisstore.ConfigFault
+	if errors.As(err, &f) {
+		if names := settingsFor(f.Option, f.Kind); names != "" {
+			return f.Error() + " (inventory-server: " + names + ")"
 		}
+		return f.Error()
+	}
+	if errors.Is(err, redisstore.ErrMisconfigured) {
 		return err.Error()
 	}
 	if errors.Is(err, inventory.ErrUnavailable) {

@@ -25,14 +25,17 @@ type settingNames struct{ h slog.Handler }
 func (s settingNames) Enabled(ctx context.Context, l slog.Level) bool { return s.h.Enabled(ctx, l) }
 
 func (s settingNames) Handle(ctx context.Context, r slog.Record) error {
-	names := ""
+	option, kind := "", ""
 	r.Attrs(func(a slog.Attr) bool {
-		if a.Key == "option" {
-			names = settingsOf(a.Value.String())
-			return false
+		switch a.Key {
+		case "option":
+			option = a.Value.String()
+		case "fault":
+			kind = a.Value.String()
 		}
 		return true
 	})
+	names := settingsFor(option, kind)
 	if names != "" {
 		r = r.Clone()
 		r.AddAttrs(slog.String("setting", names))
@@ -42,7 +45,7 @@ func (s settingNames) Handle(ctx context.Context, r slog.Record) error {
 
 func (s settingNames) WithAttrs(as []slog.Attr) slog.Handler {
 	for _, a := range as {
-		if names := settingsOf(a.Value.String()); a.Key == "option" && names != "" {
+		if names := settingsFor(a.Value.String(), ""); a.Key == "option" && names != "" {
 			as = append(as[:len(as):len(as)], slog.String("setting", names))
 			break
 		}
@@ -52,16 +55,18 @@ func (s settingNames) WithAttrs(as []slog.Attr) slog.Handler {
 
 func (s settingNames) WithGroup(name string) slog.Handler { return settingNames{s.h.WithGroup(name)} }
 
-// settingsOf names the settings that feed option, comma-separated: the
+// settingsFor names the settings that feed option, comma-separated: the
 // environment variable, and the flag too when there is one. It is empty
-// for an option no setting feeds.
-func settingsOf(option string) string {
+// for an option no setting feeds. A fault's kind narrows the TLS files to
+// the one that fixes it: the CA file for a certificate the client does not
+// trust, the certificate and key files for one the server asks for.
+func settingsFor(option, kind string) string {
 	if option == "" {
 		return ""
 	}
 	var names []string
 	for _, s := range settings {
-		if s.option != option {
+		if s.option != option || !tlsFileFixes(s.env, kind) {
 			continue
 		}
 		name := s.env
@@ -71,4 +76,16 @@ func settingsOf(option string) string {
 		names = append(names, name)
 	}
 	return strings.Join(names, ", ")
+}
+
+// tlsFileFixes reports whether the setting env may fix a fault of kind:
+// every setting does, except the TLS files that the kind does not concern.
+func tlsFileFixes(env, kind string) bool {
+	switch kind {
+	case "tls-verify":
+		return env != "INVENTORY_REDIS_CERT_FILE" && env != "INVENTORY_REDIS_KEY_FILE"
+	case "tls-client-certificate":
+		return env != "INVENTORY_REDIS_CA_FILE"
+	}
+	return true
 }

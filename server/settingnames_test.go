@@ -2,9 +2,13 @@ package server
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"testing"
+
+	redisstore "github.com/petinventory/petinventory/storage/redis"
 )
 
 // A record of the store carrying an "option" gets the server's settings
@@ -44,5 +48,35 @@ func TestWithSettingNames(t *testing.T) {
 	log.WithGroup("store").Error("fault", "option", "URL")
 	if got := buf.String(); !strings.Contains(got, "store.option=URL store.setting=REDIS_URL") {
 		t.Errorf("in a group: %q, want store.setting next to store.option", got)
+	}
+}
+
+// A TLS fault names the file that fixes it, in the log and in /readyz:
+// the CA file for a server certificate the client does not trust, the
+// certificate and key files for a client certificate the server wants.
+func TestTLSFaultNamesItsFile(t *testing.T) {
+	var buf bytes.Buffer
+	log := slog.New(WithSettingNames(slog.NewTextHandler(&buf, nil)))
+	for _, tc := range []struct {
+		kind, want, not string
+	}{
+		{"tls-verify", "setting=INVENTORY_REDIS_CA_FILE", "CERT_FILE"},
+		{"tls-client-certificate", `setting="INVENTORY_REDIS_CERT_FILE, INVENTORY_REDIS_KEY_FILE"`, "CA_FILE"},
+	} {
+		buf.Reset()
+		log.Error("redisstore: configuration fault", "fault", tc.kind, "option", "Config.LoadTLSFiles")
+		if got := buf.String(); !strings.Contains(got, tc.want) || strings.Contains(got, tc.not) {
+			t.Errorf("%s logged as %q, want %s and no %s", tc.kind, got, tc.want, tc.not)
+		}
+		f := &redisstore.ConfigFault{Kind: tc.kind, Op: "ready", Option: "Config.LoadTLSFiles", Fix: "give the right file", Err: errors.New("x509")}
+		msg := notReadyMessage(fmt.Errorf("wrapped: %w", f))
+		if !strings.Contains(msg, "give the right file") || !strings.Contains(msg, strings.Trim(strings.TrimPrefix(tc.want, "setting="), `"`)) || strings.Contains(msg, tc.not) {
+			t.Errorf("/readyz for %s says %q, want the fix and %s, without %s", tc.kind, msg, tc.want, tc.not)
+		}
+	}
+	// A fault fixed on the Redis side names no setting.
+	msg := notReadyMessage(&redisstore.ConfigFault{Kind: "acl", Op: "ready", Command: "xadd", Fix: "grant xadd", Err: errors.New("NOPERM")})
+	if strings.Contains(msg, "inventory-server:") || !strings.Contains(msg, "grant xadd") {
+		t.Errorf("/readyz for an ACL fault says %q, want its fix and no setting", msg)
 	}
 }
