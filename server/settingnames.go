@@ -66,7 +66,7 @@ func settingsFor(option, kind string) string {
 	}
 	var names []string
 	for _, s := range settings {
-		if s.option != option || !tlsFileFixes(s.env, kind) {
+		if !(s.option == option || tlsOnFixes(s.option, kind)) || !tlsFileFixes(s.env, kind) {
 			continue
 		}
 		name := s.env
@@ -76,6 +76,14 @@ func settingsFor(option, kind string) string {
 		names = append(names, name)
 	}
 	return strings.Join(names, ", ")
+}
+
+// tlsOnFixes reports whether a setting of option may fix a fault of kind
+// besides the fault's own option: TLS spoken to a plain port is fixed in
+// the URL (redis://), but the TLS files turn TLS on as rediss:// does, so
+// they are named too.
+func tlsOnFixes(option, kind string) bool {
+	return kind == "tls-to-plain-port" && option == "Config.LoadTLSFiles"
 }
 
 // tlsFileFixes reports whether the setting env may fix a fault of kind:

@@ -74,6 +74,12 @@ func TestTLSFaultNamesItsFile(t *testing.T) {
 			t.Errorf("/readyz for %s says %q, want the fix and %s, without %s", tc.kind, msg, tc.want, tc.not)
 		}
 	}
+	// TLS to a plain port is fixed in the URL or by dropping the TLS files.
+	buf.Reset()
+	log.Error("redisstore: configuration fault", "fault", "tls-to-plain-port", "option", "URL")
+	if got := buf.String(); !strings.Contains(got, `setting="REDIS_URL, INVENTORY_REDIS_CA_FILE, INVENTORY_REDIS_CERT_FILE, INVENTORY_REDIS_KEY_FILE"`) {
+		t.Errorf("tls-to-plain-port logged as %q, want REDIS_URL and the TLS files", got)
+	}
 	// A fault fixed on the Redis side names no setting.
 	msg := notReadyMessage(&redisstore.ConfigFault{Kind: "acl", Op: "ready", Command: "xadd", Fix: "grant xadd", Err: errors.New("NOPERM")})
 	if strings.Contains(msg, "inventory-server:") || !strings.Contains(msg, "grant xadd") {
