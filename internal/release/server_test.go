@@ -119,6 +119,9 @@ func installedServer(t *testing.T, repo *Repo, tmp string, env []string, conform
 	if strings.Contains(logs.String(), key) {
 		t.Error("inventory-server logged the API key")
 	}
+	if want := "version=" + srv.Version; !strings.Contains(logs.String(), want) {
+		t.Errorf("inventory-server installed at %s does not log %s:\n%s", srv.Version, want, logs.String())
+	}
 	return line
 }
 
