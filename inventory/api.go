@@ -12,9 +12,9 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
+	"github.com/petinventory/petinventory/internal/logrepeat"
 	"github.com/petinventory/petinventory/inventory/internal/wire"
 )
 
@@ -61,9 +61,9 @@ type API struct {
 	maxBody      int64
 	log          *slog.Logger
 	storeTimeout time.Duration
-	obs          Observer // nil: nothing is measured
-	lists        lister   // the list body, kept current (listcache.go)
-	outages      outageLog
+	obs          Observer       // nil: nothing is measured
+	lists        lister         // the list body, kept current (listcache.go)
+	outages      logrepeat.Gate // the store-unavailable warnings
 }
 
 // New returns an API over store. It fails, rather than serve the API open,
@@ -137,8 +137,7 @@ func (a *API) serveObserved(ctx context.Context, req *wire.Request) wire.Respons
 func (a *API) serve(ctx context.Context, req *wire.Request) (resp wire.Response) {
 	defer func() {
 		if v := recover(); v != nil {
-			a.log.ErrorContext(ctx, "inventory: panic while serving a request",
-				"method", req.Method, "route", req.Route, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			a.logPanic(ctx, v, "method", req.Method, "route", Route(req.Route))
 			resp = errorResponse(errInternal)
 		}
 	}()
@@ -209,9 +208,9 @@ func (a *API) list(ctx context.Context, req *wire.Request) wire.Response {
 	if err != nil {
 		return a.fail(ctx, "list", err)
 	}
-	r := wire.Response{Status: http.StatusOK, Pieces: st.pieces, ContentLength: st.contentLength, ETag: st.etag}
-	if st.gzPieces != nil && acceptsGzip(req.AcceptEncoding) {
-		r.Pieces, r.ContentLength, r.ETag, r.Gzip = st.gzPieces, st.gzContentLength, st.gzETag, true
+	r := wire.Response{Status: http.StatusOK, Pieces: st.Pieces, ContentLength: st.ContentLength, ETag: st.ETag}
+	if st.GzipPieces != nil && acceptsGzip(req.AcceptEncoding) {
+		r.Pieces, r.ContentLength, r.ETag, r.Gzip = st.GzipPieces, st.GzipContentLength, st.GzipETag, true
 	}
 	if req.IfNoneMatch != "" && noneMatch(req.IfNoneMatch, r.ETag[0]) {
 		r.Status, r.Pieces, r.ContentLength, r.Gzip = http.StatusNotModified, nil, nil, false
@@ -378,9 +377,11 @@ func (a *API) fail(ctx context.Context, op string, err error) wire.Response {
 	case unexpected:
 		a.log.ErrorContext(ctx, "inventory: unexpected error", "op", op, "error", err.Error())
 	case e.code == CodeUnavailable:
+		// An outage fails every request alike, and the Observer counts
+		// them: it is warned about once a minute, not once per request.
 		msg := err.Error()
-		if a.outages.first(msg, time.Now()) {
-			a.log.WarnContext(ctx, "inventory: store unavailable", "op", op, "error", msg)
+		if ok, held := a.outages.Allow(msg, time.Now()); ok {
+			a.log.WarnContext(ctx, "inventory: store unavailable", "op", op, "error", msg, "repeats_held_back", held)
 		} else {
 			a.log.DebugContext(ctx, "inventory: store unavailable", "op", op, "error", msg)
 		}
@@ -388,28 +389,9 @@ func (a *API) fail(ctx context.Context, op string, err error) wire.Response {
 	return errorResponse(e)
 }
 
-// outageLog keeps an outage from being warned about once per request: a
-// store that cannot serve (a configuration fault the store has logged
-// with its fix, Redis down) fails every request alike, and the requests
-// are counted by the Observer. The same cause is warned about again only
-// after outageRepeat, so that a log reader still sees that it goes on.
-type outageLog struct {
-	mu   sync.Mutex
-	last string
-	at   time.Time
-}
-
-// outageRepeat is how long the same outage cause stays quiet.
-const outageRepeat = time.Minute
-
-// first reports whether msg should be warned about at now: it differs
-// from the last cause warned about, or that was outageRepeat ago.
-func (o *outageLog) first(msg string, now time.Time) bool {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if msg == o.last && now.Sub(o.at) < outageRepeat {
-		return false
-	}
-	o.last, o.at = msg, now
-	return true
+// logPanic logs a panic below the API (in a store, say) with its stack:
+// the request is answered 500, the process goes on.
+func (a *API) logPanic(ctx context.Context, v any, attrs ...any) {
+	a.log.ErrorContext(ctx, "inventory: panic while serving a request",
+		append(attrs, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))...)
 }
