@@ -599,7 +599,7 @@ func TestServeHTTP(t *testing.T) {
 		return resp, string(b)
 	}
 	bearer := "Bearer " + testKey
-	notFound := errorBody("not_found", 404, "no such route; the inventory API serves GET /inventory and PATCH /inventory/{petId}")
+	notFound := errorBody("not_found", 404, "no such route; the inventory API serves GET and HEAD /inventory and PATCH /inventory/{petId}")
 	cases := []struct {
 		method, path, auth, body string
 		status                   int

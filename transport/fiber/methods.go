@@ -3,10 +3,10 @@ package inventoryfiber
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/petinventory/petinventory/inventory"
+	"github.com/petinventory/petinventory/inventory/adapter"
 	"github.com/valyala/fasthttp"
 )
 
@@ -30,7 +30,7 @@ func ServeOtherMethods(app *fiber.App, api *inventory.API, prefix string) error 
 	if app == nil || api == nil {
 		return errors.New("inventoryfiber: ServeOtherMethods: app and api must not be nil")
 	}
-	if _, err := api.Middleware(prefix); err != nil { // the one check of a prefix
+	if err := adapter.CheckPrefix(prefix); err != nil {
 		return fmt.Errorf("inventoryfiber: ServeOtherMethods: %w", err)
 	}
 	cfg := app.Config()
@@ -45,7 +45,8 @@ func ServeOtherMethods(app *fiber.App, api *inventory.API, prefix string) error 
 			c := app.AcquireCtx(fctx)
 			// c.Path is the path fiber routes on (as sent, unescaped
 			// with Config.UnescapePath), not fasthttp's cleaned one.
-			route, petID, ok := matchRoute(c.Path(), prefix, cfg.CaseSensitive)
+			route, petID, _ := adapter.Match(c.Path(), prefix, cfg.CaseSensitive)
+			ok := route != 0 // a deeper path is no route of Register's: fiber's
 			if ok {
 				_ = serve(c, api, route, petID)
 			}
@@ -57,23 +58,4 @@ func ServeOtherMethods(app *fiber.App, api *inventory.API, prefix string) error 
 		next(fctx)
 	}
 	return nil
-}
-
-// matchRoute finds the route of path as Register's routes match it:
-// {prefix}/inventory is the list, {prefix}/inventory/ and
-// {prefix}/inventory/{petId} the item. Like fiber, it ignores the case of
-// the route's path unless caseSensitive.
-func matchRoute(path, prefix string, caseSensitive bool) (inventory.Route, string, bool) {
-	base := prefix + "/inventory"
-	if len(path) < len(base) || !(path[:len(base)] == base || !caseSensitive && strings.EqualFold(path[:len(base)], base)) {
-		return 0, "", false
-	}
-	rest := path[len(base):]
-	switch {
-	case rest == "":
-		return inventory.RouteList, "", true
-	case rest[0] == '/' && !strings.Contains(rest[1:], "/"):
-		return inventory.RouteItem, rest[1:], true
-	}
-	return 0, "", false
 }

@@ -15,8 +15,8 @@ import (
 // Register mounts the inventory routes on router, which may be the app or
 // any group (the group's path is the prefix):
 //
-//	GET   /inventory
-//	PATCH /inventory/{petId}
+//	GET, HEAD /inventory
+//	PATCH     /inventory/{petId}
 //
 // The routes are registered for every method the app serves, so that other
 // methods get the contract's 405 with Allow; the app's settings are not
@@ -36,21 +36,16 @@ func Register(router fiber.Router, api *inventory.API) (err error) {
 			err = fmt.Errorf("inventoryfiber: Register: fiber refused the routes: %v", v)
 		}
 	}()
-	router.All("/inventory", func(c *fiber.Ctx) error {
-		// Without StrictRouting (fiber's default) "/inventory/" lands here;
-		// it is the item route with an empty petId, as on every transport.
-		if strings.HasSuffix(c.Path(), "/") {
-			return serve(c, api, inventory.RouteItem, "")
-		}
-		return serve(c, api, inventory.RouteList, "")
-	})
-	// With StrictRouting, "/inventory/" needs its own route.
-	router.All("/inventory/", func(c *fiber.Ctx) error {
-		return serve(c, api, inventory.RouteItem, "")
-	})
-	router.All("/inventory/:petId", func(c *fiber.Ctx) error {
-		return serve(c, api, inventory.RouteItem, c.Params("petId"))
-	})
+	for _, p := range adapter.Paths(":petId") {
+		router.All(p.Pattern, func(c *fiber.Ctx) error {
+			if p.Route == inventory.RouteList && strings.HasSuffix(c.Path(), "/") {
+				// Without StrictRouting (fiber's default) "/inventory/"
+				// lands here: it is the item route with an empty petId.
+				return serve(c, api, inventory.RouteItem, "")
+			}
+			return serve(c, api, p.Route, c.Params("petId")) // "" without the wildcard
+		})
+	}
 	return nil
 }
 
