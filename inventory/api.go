@@ -24,17 +24,27 @@ import (
 type Route int
 
 const (
-	// RouteList is {prefix}/inventory: GET lists the inventory.
+	// RouteList is {prefix}/inventory: GET lists the inventory; HEAD
+	// answers as GET without the body.
 	RouteList Route = iota + 1
 	// RouteItem is {prefix}/inventory/{petId}: PATCH sets a quantity.
 	RouteItem
 )
 
-// Method is the one method a route serves, which is also its Allow header
-// on a 405.
+// Method is the method a route serves: GET for the list (which also
+// answers HEAD, as GET without the body), PATCH for the item.
 func (r Route) Method() string {
 	if r == RouteList {
 		return http.MethodGet
+	}
+	return http.MethodPatch
+}
+
+// Allow is the route's Allow header on a 405: "GET, HEAD" for the list,
+// "PATCH" for the item.
+func (r Route) Allow() string {
+	if r == RouteList {
+		return "GET, HEAD"
 	}
 	return http.MethodPatch
 }
@@ -118,14 +128,21 @@ func init() {
 	}
 }
 
-// serveObserved answers one request and tells the observer, if any.
+// serveObserved answers one request and tells the observer, if any. The
+// answer to HEAD is the GET's without its body (RFC 9110 9.3.2): the same
+// status and headers, Content-Length and Content-Encoding included.
 func (a *API) serveObserved(ctx context.Context, req *wire.Request) wire.Response {
-	if a.obs == nil {
-		return a.serve(ctx, req)
+	var start time.Time
+	if a.obs != nil {
+		start = time.Now()
 	}
-	start := time.Now()
 	resp := a.serve(ctx, req)
-	a.observeRequest(ctx, req, &resp, start)
+	if req.Method == http.MethodHead {
+		resp.OmitBody()
+	}
+	if a.obs != nil {
+		a.observeRequest(ctx, req, &resp, start)
+	}
 	return resp
 }
 
@@ -146,9 +163,9 @@ func (a *API) serve(ctx context.Context, req *wire.Request) (resp wire.Response)
 		// An adapter bug, not a client error.
 		panic(fmt.Sprintf("inventory: Serve: unknown route %d", req.Route))
 	}
-	if req.Method != route.Method() {
-		resp = errorResponse(newError(CodeMethodNotAllowed, "method %s is not allowed here; this path allows %s", methodForMessage(req.Method), route.Method()))
-		resp.Allow = route.Method()
+	if req.Method != route.Method() && (route != RouteList || req.Method != http.MethodHead) {
+		resp = errorResponse(newError(CodeMethodNotAllowed, "method %s is not allowed here; this path allows %s", methodForMessage(req.Method), route.Allow()))
+		resp.Allow = route.Allow()
 		return resp
 	}
 	if r, ok := a.authenticate(ctx, req.Authorization); !ok {

@@ -140,7 +140,7 @@ func writeResponse(w http.ResponseWriter, resp *wire.Response) {
 	case resp.Status == http.StatusNotModified:
 		// No body and no length: net/http drops them from a 304 anyway.
 	case resp.ContentLength != nil:
-		h["Content-Length"] = resp.ContentLength // the cached list's, shared likewise
+		h["Content-Length"] = resp.ContentLength // the cached list's (or a HEAD's), shared likewise
 	default:
 		h["Content-Length"] = []string{strconv.Itoa(resp.BodyLen())}
 	}

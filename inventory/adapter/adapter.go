@@ -54,7 +54,9 @@ func BufferedBody(b []byte) Body { return Body{b: b} }
 // to write in order (Body): one piece for every answer but a large list,
 // whose pieces are shared by every list in flight and must never be copied
 // into one buffer per response (write them one by one, or hand BodyReader
-// to the framework, as fasthttp's SetBodyStream takes it); none for a 304.
+// to the framework, as fasthttp's SetBodyStream takes it); none for a 304
+// or for the answer to HEAD, which carries the Content-Length of the GET's
+// body among the headers VisitHeaders names.
 // The body must not be modified. Call Release once the body has been
 // written; forgetting it only costs garbage, and a second Release does
 // nothing.
@@ -67,7 +69,8 @@ type Response struct {
 }
 
 // Body returns the body as pieces to write in order: one piece for every
-// answer but a large list, none when there is no body (a 304).
+// answer but a large list, none when there is no body (a 304, the answer
+// to HEAD).
 func (r *Response) Body() [][]byte {
 	switch {
 	case r.w.Pieces != nil:
@@ -98,7 +101,8 @@ func (r *Response) BodyReader() io.Reader {
 // X-Content-Type-Options), Cache-Control (no-store, or a list's
 // "private, no-cache"), a list's ETag and Vary and, when its body is
 // gzip, Content-Encoding, and those of this answer (Allow,
-// WWW-Authenticate, Retry-After). Names come in canonical form
+// WWW-Authenticate, Retry-After; Content-Length on the answer to HEAD,
+// which has no body to take it from). Names come in canonical form
 // (textproto.CanonicalMIMEHeaderKey, so "Www-Authenticate" and "Etag"):
 // the form both net/http and fasthttp store and look up, so that a host's
 // middleware finds and replaces them. A header is set at most once.

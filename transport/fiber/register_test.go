@@ -176,6 +176,7 @@ func TestLargeListOverSocket(t *testing.T) {
 	}
 	addr := serveApp(t, app)
 	check("http://" + addr + "/inventory")
+	benchfix.Head(t, "http://"+addr+"/inventory", "http://"+addr+"/inventory/1")
 }
 
 // serveApp serves app on a loopback port of its own until the test ends,

@@ -59,6 +59,7 @@ func TestLargeListOverSocket(t *testing.T) {
 	srv := httptest.NewServer(engine)
 	defer srv.Close()
 	check(srv.URL + "/v1/inventory")
+	benchfix.Head(t, srv.URL+"/v1/inventory", srv.URL+"/v1/inventory/1")
 }
 
 // A client sending an update body far past the limit reads its 413 on

@@ -9,6 +9,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"strconv"
 	"sync"
 )
 
@@ -48,7 +49,19 @@ type Response struct {
 	ETag          []string
 	Gzip          bool     // the body is gzip-encoded (Content-Encoding: gzip)
 	Buf           *[]byte  // pooled buffer that backs Body, if any
-	ContentLength []string // a cached body's Content-Length value, shared
+	ContentLength []string // a cached body's Content-Length value, shared; set with Head
+	Head          bool     // the answer to HEAD: no body, the GET's ContentLength
+}
+
+// OmitBody makes r the answer to a HEAD request: the same status and
+// headers, no body, and the Content-Length the body had. A 304 has
+// neither.
+func (r *Response) OmitBody() {
+	if r.Status != http.StatusNotModified && r.ContentLength == nil {
+		r.ContentLength = []string{strconv.Itoa(r.BodyLen())}
+	}
+	r.Release()
+	r.Head = true
 }
 
 // The response headers, defined once. Names are in canonical form
@@ -64,6 +77,7 @@ const (
 	HeaderETag            = "Etag"
 	HeaderVary            = "Vary"
 	HeaderContentEncoding = "Content-Encoding"
+	HeaderContentLength   = "Content-Length"
 )
 
 // FixedHeaders are the headers every response carries, with their value
@@ -91,11 +105,12 @@ type Header struct {
 }
 
 // MaxOwnHeaders is how many headers of its own a response can carry.
-const MaxOwnHeaders = 7
+const MaxOwnHeaders = 8
 
 // OwnHeaders writes the response's own headers (Cache-Control, and those
-// of Etag, Vary, Content-Encoding, Allow, WWW-Authenticate, Retry-After it
-// has) into hs, and returns how many.
+// of Etag, Vary, Content-Encoding, the Content-Length of an answer to
+// HEAD, Allow, WWW-Authenticate, Retry-After it has) into hs, and returns
+// how many.
 func (r *Response) OwnHeaders(hs *[MaxOwnHeaders]Header) (n int) {
 	if r.ETag == nil {
 		hs[0] = noStore
@@ -107,6 +122,10 @@ func (r *Response) OwnHeaders(hs *[MaxOwnHeaders]Header) (n int) {
 			hs[3] = contentEncoding
 			n = 4
 		}
+	}
+	if r.Head && r.ContentLength != nil {
+		hs[n] = Header{HeaderContentLength, r.ContentLength[0], r.ContentLength}
+		n++
 	}
 	for _, h := range [...]Header{{HeaderAllow, r.Allow, nil}, {HeaderWWWAuthenticate, r.WWWAuthenticate, nil}, {HeaderRetryAfter, r.RetryAfter, nil}} {
 		if h.Value != "" {
