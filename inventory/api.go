@@ -8,7 +8,9 @@ import (
 	"log/slog"
 	"math"
 	"mime"
+	"net"
 	"net/http"
+	"os"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -71,6 +73,7 @@ type API struct {
 	maxBody      int64
 	log          *slog.Logger
 	storeTimeout time.Duration
+	bodyTimeout  time.Duration // 0: the server's timeouts bound the body
 	obs          Observer       // nil: nothing is measured
 	lists        lister         // the list body, kept current (listcache.go)
 	outages      logrepeat.Gate // the store-unavailable warnings
@@ -84,14 +87,14 @@ func New(store Store, opts ...Option) (*API, error) {
 		return nil, errors.New("inventory: New: store is nil")
 	}
 	svc := &Service{store: store}
-	c := config{maxBodyBytes: DefaultMaxBodyBytes}
+	c := config{maxBodyBytes: DefaultMaxBodyBytes, bodyTimeout: DefaultBodyTimeout}
 	for i, o := range opts {
 		if o == nil {
 			return nil, fmt.Errorf("inventory: New: option %d is nil", i+1)
 		}
 		o(&c)
 	}
-	a := &API{svc: svc, maxBody: c.maxBodyBytes, log: c.logger, storeTimeout: c.storeTimeout, obs: c.observer}
+	a := &API{svc: svc, maxBody: c.maxBodyBytes, log: c.logger, storeTimeout: c.storeTimeout, bodyTimeout: c.bodyTimeout, obs: c.observer}
 	a.lists.api = a
 	switch {
 	case c.keysSet && c.authenticator != nil:
@@ -109,6 +112,9 @@ func New(store Store, opts ...Option) (*API, error) {
 	if a.maxBody < 64 {
 		return nil, fmt.Errorf("inventory: New: WithMaxBodyBytes(%d): the limit must be at least 64 bytes", a.maxBody)
 	}
+	if a.bodyTimeout < 0 {
+		return nil, fmt.Errorf("inventory: New: WithBodyTimeout(%v): must not be negative", a.bodyTimeout)
+	}
 	if a.storeTimeout < 0 {
 		return nil, fmt.Errorf("inventory: New: WithStoreTimeout(%v): must not be negative", a.storeTimeout)
 	}
@@ -117,6 +123,12 @@ func New(store Store, opts ...Option) (*API, error) {
 	}
 	return a, nil
 }
+
+// BodyTimeout returns how long the API waits for an update's body
+// (WithBodyTimeout); 0 when the server's timeouts bound it. An adapter
+// whose framework reads a body before any handler runs (fasthttp) bounds
+// that read with it.
+func (a *API) BodyTimeout() time.Duration { return a.bodyTimeout }
 
 // Service returns the Service the API serves, for seeding and
 // administration with the same rules.
@@ -280,7 +292,8 @@ func (a *API) update(ctx context.Context, req *wire.Request) wire.Response {
 
 // readBody reads the body into buf, failing with 413 as soon as it is known
 // to be larger than the limit: from Content-Length before reading anything,
-// or after reading one byte past the limit.
+// or after reading one byte past the limit; and with 408 when it has not
+// all come within the body timeout.
 func (a *API) readBody(req *wire.Request, buf *[]byte) ([]byte, *Error) {
 	tooLarge := func() *Error {
 		return newError(CodePayloadTooLarge, "the request body is larger than the limit of %d bytes", a.maxBody)
@@ -293,6 +306,18 @@ func (a *API) readBody(req *wire.Request, buf *[]byte) ([]byte, *Error) {
 	}
 	if req.ContentLength > a.maxBody {
 		return nil, tooLarge()
+	}
+	timedOut := false
+	if a.bodyTimeout > 0 && req.SetReadDeadline != nil && req.SetReadDeadline(time.Now().Add(a.bodyTimeout)) == nil {
+		// Cleared once read, so that what else the connection carries is
+		// the server's to bound; kept past after a timeout, so that the
+		// server reads no more of a body that stalled and closes the
+		// connection after the answer.
+		defer func() {
+			if !timedOut {
+				_ = req.SetReadDeadline(time.Time{})
+			}
+		}()
 	}
 	b := (*buf)[:0]
 	// min: a limit meant as "none" (math.MaxInt64) must not overflow.
@@ -317,6 +342,10 @@ func (a *API) readBody(req *wire.Request, buf *[]byte) ([]byte, *Error) {
 			if errors.As(err, &mbe) {
 				return nil, tooLarge()
 			}
+			if isTimeout(err) {
+				timedOut = true
+				return nil, newError(CodeRequestTimeout, "the request body did not arrive within %v: %d of %s bytes came", a.bodyTimeout, len(b), declared(req.ContentLength))
+			}
 			return nil, newError(CodeInvalidJSON, "the request body could not be read completely: %v", err)
 		}
 	}
@@ -324,6 +353,22 @@ func (a *API) readBody(req *wire.Request, buf *[]byte) ([]byte, *Error) {
 		*buf = b
 	}
 	return b, nil
+}
+
+// isTimeout reports whether a body read failed on a deadline: the API's
+// body timeout, or the server's own read timeout.
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.Is(err, os.ErrDeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()
+}
+
+// declared is a Content-Length for a message: "an unknown number of"
+// when the body came chunked.
+func declared(n int64) string {
+	if n < 0 {
+		return "an unknown number of"
+	}
+	return strconv.FormatInt(n, 10)
 }
 
 // parsePetID parses the {petId} path segment: a base-10 signed 64-bit

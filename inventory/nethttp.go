@@ -86,10 +86,12 @@ func (a *API) ServeRoute(w http.ResponseWriter, r *http.Request, route Route, pe
 		req.ContentLength = r.ContentLength
 		if r.Body != http.NoBody {
 			req.BodyReader = r.Body
+			req.SetReadDeadline = http.NewResponseController(w).SetReadDeadline // the body timeout's; ErrNotSupported where it cannot
 		}
 	}
 	resp := a.serveObserved(r.Context(), &req)
-	refused := resp.Status >= http.StatusBadRequest
+	// A refused body is drained; one that stalled (408) is not coming.
+	refused := resp.Status >= http.StatusBadRequest && resp.Status != http.StatusRequestTimeout
 	writeResponse(w, &resp)
 	if refused && r.ProtoMajor == 1 && r.Body != http.NoBody && r.ContentLength != 0 { // HTTP/2 ends a stream without a reset of the connection
 		drainRefused(w, r.Body)

@@ -3,6 +3,7 @@ package adapter
 import (
 	"context"
 	"io"
+	"time"
 
 	"github.com/petinventory/petinventory/inventory"
 	"github.com/petinventory/petinventory/inventory/internal/wire"
@@ -30,6 +31,14 @@ type Request struct {
 	// Body is read only for an update, at most to the body limit + 1
 	// byte. The zero Body is an empty body.
 	Body Body
+	// SetReadDeadline, for a streamed body, sets the read deadline of the
+	// connection it comes from (the zero time clears it), as
+	// net.Conn.SetReadDeadline does. With it the API bounds the body's
+	// arrival (inventory.WithBodyTimeout) and answers a body that stalls
+	// 408 request_timeout; nil leaves that to the framework. A read that
+	// fails on a deadline must return an error for which
+	// errors.Is(err, os.ErrDeadlineExceeded) or a net.Error's Timeout().
+	SetReadDeadline func(time.Time) error
 }
 
 // Body is a request body as the adapter has it: still to be read
@@ -139,6 +148,9 @@ func Serve(ctx context.Context, api *inventory.API, req Request) *Response {
 		BodyReader:     req.Body.r,
 		BodyBytes:      req.Body.b,
 	}}
+	if req.Body.r != nil {
+		r.req.SetReadDeadline = req.SetReadDeadline
+	}
 	r.w = wire.Serve(api, ctx, &r.req)
 	r.req = wire.Request{} // the adapter's memory is not kept past Serve
 	r.Status = r.w.Status

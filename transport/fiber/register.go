@@ -73,6 +73,9 @@ func serve(c *fiber.Ctx, api *inventory.API, route inventory.Route, petID string
 		stream = &countingReader{r: s}
 		req.Body = adapter.StreamedBody(stream)
 		req.ContentLength = max(int64(c.Request().Header.ContentLength()), -1)
+		if route == inventory.RouteItem {
+			req.SetReadDeadline = c.Context().Conn().SetReadDeadline // the API's body timeout
+		}
 	} else if route != inventory.RouteList {
 		// fasthttp has buffered the body (up to BodyLimit); raw, with no
 		// Content-Encoding decoding, as on net/http.
@@ -82,11 +85,20 @@ func serve(c *fiber.Ctx, api *inventory.API, route inventory.Route, petID string
 		req.ContentType = utils.UnsafeString(c.Request().Header.ContentType()) // valid until Serve returns, as Request allows; no key lookup
 	}
 	resp := adapter.Serve(c.UserContext(), api, req)
-	if stream != nil && !stream.eof && req.ContentLength != 0 {
+	switch {
+	case resp.Status == fiber.StatusRequestTimeout:
+		c.Context().SetConnectionClose() // the body stalled: nothing to drain
+	case stream != nil && !stream.eof && req.ContentLength != 0:
 		// The API refused the body without reading it all (413, 401, a
 		// list or a 405 that reads none): see drainRefused.
 		drainRefused(c.Context(), stream, req.ContentLength)
 	}
+	write(c, resp)
+	return nil
+}
+
+// write copies resp out to c's response, then releases it.
+func write(c *fiber.Ctx, resp *adapter.Response) {
 	c.Status(resp.Status)
 	h := &c.Response().Header
 	resp.VisitHeaders(func(name, value string) {
@@ -110,7 +122,6 @@ func serve(c *fiber.Ctx, api *inventory.API, route inventory.Route, petID string
 		c.Response().SetBody(body[0]) // copies, before the buffer is reused
 	}
 	resp.Release()
-	return nil
 }
 
 // headerList returns the value of the list-valued request header key, its

@@ -74,3 +74,16 @@ func TestLargeBodyAlwaysReadsItsAnswer(t *testing.T) {
 	defer srv.Close()
 	benchfix.RefusedLargeBodies(t, srv.URL, "k", 50)
 }
+
+// An update body that stalls is answered 408 request_timeout once the
+// API's body timeout passes, not gin's or the server's answer.
+func TestStalledBodyOverSocket(t *testing.T) {
+	gin.SetMode(gin.ReleaseMode)
+	engine := gin.New()
+	if err := inventorygin.Register(engine.Group("/v1"), benchfix.StallAPI(t)); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(engine)
+	defer srv.Close()
+	benchfix.StalledBody(t, srv.URL+"/v1/inventory/1", benchfix.StallTimeout)
+}

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"time"
 )
 
 var _ io.WriterTo = (*PiecesReader)(nil)
@@ -27,6 +28,9 @@ type Request struct {
 	ContentLength  int64
 	BodyReader     io.Reader // a body still to be read, or nil
 	BodyBytes      []byte    // a body in memory, when BodyReader is nil
+	// SetReadDeadline sets the read deadline of the connection BodyReader
+	// reads from (the zero time clears it); nil when it cannot be set.
+	SetReadDeadline func(time.Time) error
 }
 
 // Serve answers req on api (an *inventory.API). Package inventory sets it
