@@ -73,7 +73,7 @@ type API struct {
 	maxBody      int64
 	log          *slog.Logger
 	storeTimeout time.Duration
-	bodyTimeout  time.Duration // 0: the server's timeouts bound the body
+	bodyTimeout  time.Duration  // 0: the server's timeouts bound the body
 	obs          Observer       // nil: nothing is measured
 	lists        lister         // the list body, kept current (listcache.go)
 	outages      logrepeat.Gate // the store-unavailable warnings

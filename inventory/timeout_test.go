@@ -60,4 +60,3 @@ func TestBodyTimeout(t *testing.T) {
 type failing struct{ err error }
 
 func (f failing) Read([]byte) (int, error) { return 0, f.err }
-
