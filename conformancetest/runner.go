@@ -65,7 +65,7 @@ func allChecks() []*check {
 	for _, group := range [][]*check{
 		listChecks(), cacheChecks(), routeChecks(), authChecks(), orderChecks(), petIDChecks(),
 		mediaChecks(), sizeChecks(), bodyChecks(), updateChecks(),
-		responseChecks(), concurrencyChecks(),
+		responseChecks(), concurrencyChecks(), headChecks(), timeoutChecks(),
 	} {
 		all = append(all, group...)
 	}
