@@ -344,7 +344,7 @@ func (a *API) readBody(req *wire.Request, buf *[]byte) ([]byte, *Error) {
 			}
 			if isTimeout(err) {
 				timedOut = true
-				return nil, newError(CodeRequestTimeout, "the request body did not arrive within %v: %d of %s bytes came", a.bodyTimeout, len(b), declared(req.ContentLength))
+				return nil, newError(CodeRequestTimeout, "the request body did not all arrive within %v of the server starting to read it", a.bodyTimeout)
 			}
 			return nil, newError(CodeInvalidJSON, "the request body could not be read completely: %v", err)
 		}
@@ -360,15 +360,6 @@ func (a *API) readBody(req *wire.Request, buf *[]byte) ([]byte, *Error) {
 func isTimeout(err error) bool {
 	var ne net.Error
 	return errors.Is(err, os.ErrDeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()
-}
-
-// declared is a Content-Length for a message: "an unknown number of"
-// when the body came chunked.
-func declared(n int64) string {
-	if n < 0 {
-		return "an unknown number of"
-	}
-	return strconv.FormatInt(n, 10)
 }
 
 // parsePetID parses the {petId} path segment: a base-10 signed 64-bit

@@ -31,7 +31,7 @@ func TestBodyTimeout(t *testing.T) {
 		clears bool
 	}{
 		{"stalled", io.MultiReader(strings.NewReader(`{"quan`), failing{os.ErrDeadlineExceeded}), 408,
-			`{"code":"request_timeout","message":"the request body did not arrive within 1s: 6 of 20 bytes came","status":408}`, false},
+			`{"code":"request_timeout","message":"the request body did not all arrive within 1s of the server starting to read it","status":408}`, false},
 		{"broken", failing{io.ErrUnexpectedEOF}, 400, `"code":"invalid_json"`, true},
 		{"whole", strings.NewReader(`{"quantity":4}`), 200, `"quantity":4`, true},
 	} {
