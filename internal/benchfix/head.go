@@ -3,12 +3,10 @@ package benchfix
 import (
 	"bufio"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
-	"time"
 )
 
 // Head checks HEAD over a raw socket against an API with key "k" whose list
@@ -87,12 +85,8 @@ func rawDo(t *testing.T, method, rawURL string, h http.Header) (*http.Response, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	conn, err := net.DialTimeout("tcp", u.Host, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
+	conn := dial(t, u.Host, 0)
 	defer conn.Close()
-	_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
 	var b strings.Builder
 	b.WriteString(method + " " + u.RequestURI() + " HTTP/1.1\r\nHost: " + u.Host + "\r\nConnection: close\r\n")
 	for k, vs := range h {
@@ -101,9 +95,7 @@ func rawDo(t *testing.T, method, rawURL string, h http.Header) (*http.Response, 
 		}
 	}
 	b.WriteString("\r\n")
-	if _, err := io.WriteString(conn, b.String()); err != nil {
-		t.Fatal(err)
-	}
+	write(t, conn, b.String())
 	br := bufio.NewReader(conn)
 	// ReadResponse for GET reads the header only; the body stays on br.
 	resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodGet})
