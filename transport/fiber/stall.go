@@ -24,6 +24,9 @@ func serveStalledBodies(app *fiber.App, api *inventory.API, prefix string, timeo
 	cfg := app.Config()
 	srv := app.Server()
 	prevRecv, prevErr := srv.HeaderReceived, srv.ErrorHandler
+	if prevErr == nil {
+		return // fiber.New always sets one; without it there is nothing to hand other errors to
+	}
 	srv.HeaderReceived = func(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
 		var rc fasthttp.RequestConfig
 		if prevRecv != nil {
@@ -38,9 +41,7 @@ func serveStalledBodies(app *fiber.App, api *inventory.API, prefix string, timeo
 		pb, ok := bodies.get(&fctx.Request.Header)
 		var ne net.Error
 		if !ok || !errors.As(err, &ne) || !ne.Timeout() {
-			if prevErr != nil { // fiber sets one; fasthttp's default answers without
-				prevErr(fctx, err)
-			}
+			prevErr(fctx, err)
 			return
 		}
 		// fasthttp has reset the request: the API answers from what
