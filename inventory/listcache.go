@@ -14,6 +14,10 @@ import (
 // The list body is kept encoded and shared by package listbody; what is
 // here is when the store is read for it. A ChangeLister store says what
 // changed since the state the API holds; any other store is listed whole.
+// The reading stays in this package because it is the API's behaviour, not
+// the body's: a list must show every write answered before it began, the
+// read runs under the store timeout and is observed as a store call, and a
+// store's panic is answered 500 as in serve.
 
 // listState is one state of the store, encoded.
 type listState = listbody.State[Item, Change]
