@@ -52,7 +52,7 @@ func TestOpenAPIRules(t *testing.T) {
 			}
 		}
 	}
-	if want := []string{listInventory, updateInventory, otherMethodOp}; !slices.Equal(ops, want) {
+	if want := []string{listInventory, headInventory, updateInventory, otherMethodOp}; !slices.Equal(ops, want) {
 		t.Errorf("the file has operations %v, want %v", ops, want)
 	}
 	if len(rules.Bodies) < 1000 {

@@ -8,7 +8,7 @@ import (
 
 // newChecks are the checks the reference server implements every rule
 // of; a correct reference server passes them all.
-const newChecks = `^(gzip|etag)/|^routes/unknown-methods$|^headers/cache-control$|^concurrency/`
+const newChecks = `^(gzip|etag|head)/|^routes/(unknown|list-other)-methods$|^headers/cache-control$|^concurrency/|^body/stalled$`
 
 func runRef(t *testing.T, rs *refServer, run string) *Report {
 	t.Helper()
@@ -68,6 +68,11 @@ func TestBrokenReferenceServers(t *testing.T) {
 		{"304 before auth", "etag/auth-first", "answered 304"},
 		{"plain 404 for unknown methods", "routes/unknown-methods", "came from something in front of the API"},
 		{"no-store on the list", "headers/cache-control", "Cache-Control: no-store on a list answer"},
+		{"405 for HEAD", "head/list", "answered 405"},
+		{"HEAD with another Content-Length", "head/list", "Content-Length"},
+		{"405 for HEAD", "head/not-modified", "answered 405"},
+		{"HEAD before auth", "head/auth-first", "answered 200"},
+		{"no body timeout", "body/stalled", "no answer within"},
 	} {
 		t.Run(tc.broken, func(t *testing.T) {
 			rep := runRef(t, &refServer{broken: tc.broken}, "^"+tc.check+"$")

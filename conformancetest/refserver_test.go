@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"mime"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -15,6 +17,9 @@ import (
 	"testing"
 	"time"
 )
+
+// refBodyTimeout is how long the reference server waits for a body.
+const refBodyTimeout = 300 * time.Millisecond
 
 // refKey is the key of the reference server.
 const refKey = "reference-key-0123456789"
@@ -78,9 +83,9 @@ func (rs *refServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	allow := http.MethodPatch
 	if list {
-		allow = http.MethodGet
+		allow = "GET, HEAD"
 	}
-	if r.Method != allow {
+	if r.Method != allow && !(list && (r.Method == http.MethodGet || r.Method == http.MethodHead && rs.broken != "405 for HEAD")) {
 		if rs.broken == "plain 404 for unknown methods" && !slices.Contains([]string{"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"}, r.Method) {
 			http.NotFound(w, r)
 			return
@@ -93,7 +98,7 @@ func (rs *refServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
-	if auth := r.Header.Get("Authorization"); auth != "Bearer "+refKey {
+	if auth := r.Header.Get("Authorization"); auth != "Bearer "+refKey && !(r.Method == http.MethodHead && rs.broken == "HEAD before auth") {
 		challenge := `Bearer realm="inventory"`
 		if auth != "" {
 			challenge += `, error="invalid_token"`
@@ -199,6 +204,9 @@ func (rs *refServer) serveList(w http.ResponseWriter, r *http.Request) {
 		h.Set("Content-Encoding", "gzip")
 	}
 	h.Set("Content-Length", strconv.Itoa(len(body)))
+	if rs.broken == "HEAD with another Content-Length" && r.Method == http.MethodHead {
+		h.Set("Content-Length", strconv.Itoa(len(body)+1))
+	}
 	w.Write(body)
 }
 
@@ -216,7 +224,16 @@ func (rs *refServer) serveUpdate(w http.ResponseWriter, r *http.Request, idText 
 		}
 	}
 	var buf bytes.Buffer
-	if n, _ := buf.ReadFrom(http.MaxBytesReader(w, r.Body, DefaultMaxBodyBytes+1)); n > DefaultMaxBodyBytes {
+	if rs.broken != "no body timeout" {
+		_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(refBodyTimeout))
+	}
+	n, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, DefaultMaxBodyBytes+1))
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		refError(w, http.StatusRequestTimeout, "request_timeout", "the body did not arrive in time")
+		return
+	}
+	if n > DefaultMaxBodyBytes {
 		refError(w, http.StatusRequestEntityTooLarge, "payload_too_large", "the body is over 16384 bytes")
 		return
 	}

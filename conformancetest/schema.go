@@ -23,6 +23,7 @@ import (
 // Operation identifiers, as the OpenAPI document names them.
 const (
 	listInventory   = "listInventory"   // GET {base}/inventory
+	headInventory   = "headInventory"   // HEAD {base}/inventory
 	updateInventory = "updateInventory" // PATCH {base}/inventory/{petId}
 	// otherMethodOp is any other method on one of the two paths, answered
 	// with the document's MethodNotAllowed response.
@@ -32,7 +33,8 @@ const (
 // documented lists the statuses the document gives each operation.
 var documented = map[string][]int{
 	listInventory:   {200, 304, 401, 500, 503},
-	updateInventory: {200, 400, 401, 404, 413, 415, 500, 503},
+	headInventory:   {200, 304, 401, 500, 503},
+	updateInventory: {200, 400, 401, 404, 408, 413, 415, 500, 503},
 	otherMethodOp:   {405},
 }
 
@@ -42,6 +44,7 @@ var errorCodes = map[int][]string{
 	401: {"unauthorized"},
 	404: {"not_found"},
 	405: {"method_not_allowed"},
+	408: {"request_timeout"},
 	413: {"payload_too_large"},
 	415: {"unsupported_media_type"},
 	500: {"internal"},
@@ -83,6 +86,13 @@ func requiredHeaders(operationID string, status int) []string {
 		h = slices.Clone(notModifiedHeaders)
 	case status == 200 && operationID == listInventory:
 		h = append(slices.Clone(everyResponseHeaders), listHeaders...)
+	case operationID == headInventory:
+		// The GET's headers, but no body: no Content-Type; the 200 gives
+		// the length the GET's body has.
+		h = slices.DeleteFunc(requiredHeaders(listInventory, status), func(n string) bool { return n == "Content-Type" })
+		if status == 200 {
+			h = append(h, "Content-Length")
+		}
 	default:
 		h = append(slices.Clone(everyResponseHeaders), statusHeaders[status]...)
 	}

@@ -8,13 +8,15 @@ import (
 	"log/slog"
 	"math"
 	"mime"
+	"net"
 	"net/http"
+	"os"
 	"runtime/debug"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
+	"github.com/petinventory/petinventory/internal/logrepeat"
 	"github.com/petinventory/petinventory/inventory/internal/wire"
 )
 
@@ -24,17 +26,27 @@ import (
 type Route int
 
 const (
-	// RouteList is {prefix}/inventory: GET lists the inventory.
+	// RouteList is {prefix}/inventory: GET lists the inventory; HEAD
+	// answers as GET without the body.
 	RouteList Route = iota + 1
 	// RouteItem is {prefix}/inventory/{petId}: PATCH sets a quantity.
 	RouteItem
 )
 
-// Method is the one method a route serves, which is also its Allow header
-// on a 405.
+// Method is the method a route serves: GET for the list (which also
+// answers HEAD, as GET without the body), PATCH for the item.
 func (r Route) Method() string {
 	if r == RouteList {
 		return http.MethodGet
+	}
+	return http.MethodPatch
+}
+
+// Allow is the route's Allow header on a 405: "GET, HEAD" for the list,
+// "PATCH" for the item.
+func (r Route) Allow() string {
+	if r == RouteList {
+		return "GET, HEAD"
 	}
 	return http.MethodPatch
 }
@@ -61,9 +73,10 @@ type API struct {
 	maxBody      int64
 	log          *slog.Logger
 	storeTimeout time.Duration
-	obs          Observer // nil: nothing is measured
-	lists        lister   // the list body, kept current (listcache.go)
-	outages      outageLog
+	bodyTimeout  time.Duration  // 0: the server's timeouts bound the body
+	obs          Observer       // nil: nothing is measured
+	lists        lister         // the list body, kept current (listcache.go)
+	outages      logrepeat.Gate // the store-unavailable warnings
 }
 
 // New returns an API over store. It fails, rather than serve the API open,
@@ -74,14 +87,14 @@ func New(store Store, opts ...Option) (*API, error) {
 		return nil, errors.New("inventory: New: store is nil")
 	}
 	svc := &Service{store: store}
-	c := config{maxBodyBytes: DefaultMaxBodyBytes}
+	c := config{maxBodyBytes: DefaultMaxBodyBytes, bodyTimeout: DefaultBodyTimeout}
 	for i, o := range opts {
 		if o == nil {
 			return nil, fmt.Errorf("inventory: New: option %d is nil", i+1)
 		}
 		o(&c)
 	}
-	a := &API{svc: svc, maxBody: c.maxBodyBytes, log: c.logger, storeTimeout: c.storeTimeout, obs: c.observer}
+	a := &API{svc: svc, maxBody: c.maxBodyBytes, log: c.logger, storeTimeout: c.storeTimeout, bodyTimeout: c.bodyTimeout, obs: c.observer}
 	a.lists.api = a
 	switch {
 	case c.keysSet && c.authenticator != nil:
@@ -99,6 +112,9 @@ func New(store Store, opts ...Option) (*API, error) {
 	if a.maxBody < 64 {
 		return nil, fmt.Errorf("inventory: New: WithMaxBodyBytes(%d): the limit must be at least 64 bytes", a.maxBody)
 	}
+	if a.bodyTimeout < 0 {
+		return nil, fmt.Errorf("inventory: New: WithBodyTimeout(%v): must not be negative", a.bodyTimeout)
+	}
 	if a.storeTimeout < 0 {
 		return nil, fmt.Errorf("inventory: New: WithStoreTimeout(%v): must not be negative", a.storeTimeout)
 	}
@@ -107,6 +123,12 @@ func New(store Store, opts ...Option) (*API, error) {
 	}
 	return a, nil
 }
+
+// BodyTimeout returns how long the API waits for an update's body
+// (WithBodyTimeout); 0 when the server's timeouts bound it. An adapter
+// whose framework reads a body before any handler runs (fasthttp) bounds
+// that read with it.
+func (a *API) BodyTimeout() time.Duration { return a.bodyTimeout }
 
 // Service returns the Service the API serves, for seeding and
 // administration with the same rules.
@@ -118,14 +140,21 @@ func init() {
 	}
 }
 
-// serveObserved answers one request and tells the observer, if any.
+// serveObserved answers one request and tells the observer, if any. The
+// answer to HEAD is the GET's without its body (RFC 9110 9.3.2): the same
+// status and headers, Content-Length and Content-Encoding included.
 func (a *API) serveObserved(ctx context.Context, req *wire.Request) wire.Response {
-	if a.obs == nil {
-		return a.serve(ctx, req)
+	var start time.Time
+	if a.obs != nil {
+		start = time.Now()
 	}
-	start := time.Now()
 	resp := a.serve(ctx, req)
-	a.observeRequest(ctx, req, &resp, start)
+	if req.Method == http.MethodHead {
+		resp.OmitBody()
+	}
+	if a.obs != nil {
+		a.observeRequest(ctx, req, &resp, start)
+	}
 	return resp
 }
 
@@ -137,8 +166,7 @@ func (a *API) serveObserved(ctx context.Context, req *wire.Request) wire.Respons
 func (a *API) serve(ctx context.Context, req *wire.Request) (resp wire.Response) {
 	defer func() {
 		if v := recover(); v != nil {
-			a.log.ErrorContext(ctx, "inventory: panic while serving a request",
-				"method", req.Method, "route", req.Route, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			a.logPanic(ctx, v, "method", req.Method, "route", Route(req.Route))
 			resp = errorResponse(errInternal)
 		}
 	}()
@@ -147,9 +175,9 @@ func (a *API) serve(ctx context.Context, req *wire.Request) (resp wire.Response)
 		// An adapter bug, not a client error.
 		panic(fmt.Sprintf("inventory: Serve: unknown route %d", req.Route))
 	}
-	if req.Method != route.Method() {
-		resp = errorResponse(newError(CodeMethodNotAllowed, "method %s is not allowed here; this path allows %s", methodForMessage(req.Method), route.Method()))
-		resp.Allow = route.Method()
+	if req.Method != route.Method() && (route != RouteList || req.Method != http.MethodHead) {
+		resp = errorResponse(newError(CodeMethodNotAllowed, "method %s is not allowed here; this path allows %s", methodForMessage(req.Method), route.Allow()))
+		resp.Allow = route.Allow()
 		return resp
 	}
 	if r, ok := a.authenticate(ctx, req.Authorization); !ok {
@@ -209,9 +237,9 @@ func (a *API) list(ctx context.Context, req *wire.Request) wire.Response {
 	if err != nil {
 		return a.fail(ctx, "list", err)
 	}
-	r := wire.Response{Status: http.StatusOK, Pieces: st.pieces, ContentLength: st.contentLength, ETag: st.etag}
-	if st.gzPieces != nil && acceptsGzip(req.AcceptEncoding) {
-		r.Pieces, r.ContentLength, r.ETag, r.Gzip = st.gzPieces, st.gzContentLength, st.gzETag, true
+	r := wire.Response{Status: http.StatusOK, Pieces: st.Pieces, ContentLength: st.ContentLength, ETag: st.ETag}
+	if st.GzipPieces != nil && acceptsGzip(req.AcceptEncoding) {
+		r.Pieces, r.ContentLength, r.ETag, r.Gzip = st.GzipPieces, st.GzipContentLength, st.GzipETag, true
 	}
 	if req.IfNoneMatch != "" && noneMatch(req.IfNoneMatch, r.ETag[0]) {
 		r.Status, r.Pieces, r.ContentLength, r.Gzip = http.StatusNotModified, nil, nil, false
@@ -264,7 +292,8 @@ func (a *API) update(ctx context.Context, req *wire.Request) wire.Response {
 
 // readBody reads the body into buf, failing with 413 as soon as it is known
 // to be larger than the limit: from Content-Length before reading anything,
-// or after reading one byte past the limit.
+// or after reading one byte past the limit; and with 408 when it has not
+// all come within the body timeout.
 func (a *API) readBody(req *wire.Request, buf *[]byte) ([]byte, *Error) {
 	tooLarge := func() *Error {
 		return newError(CodePayloadTooLarge, "the request body is larger than the limit of %d bytes", a.maxBody)
@@ -277,6 +306,18 @@ func (a *API) readBody(req *wire.Request, buf *[]byte) ([]byte, *Error) {
 	}
 	if req.ContentLength > a.maxBody {
 		return nil, tooLarge()
+	}
+	timedOut := false
+	if a.bodyTimeout > 0 && req.SetReadDeadline != nil && req.SetReadDeadline(time.Now().Add(a.bodyTimeout)) == nil {
+		// Cleared once read, so that what else the connection carries is
+		// the server's to bound; kept past after a timeout, so that the
+		// server reads no more of a body that stalled and closes the
+		// connection after the answer.
+		defer func() {
+			if !timedOut {
+				_ = req.SetReadDeadline(time.Time{})
+			}
+		}()
 	}
 	b := (*buf)[:0]
 	// min: a limit meant as "none" (math.MaxInt64) must not overflow.
@@ -301,6 +342,10 @@ func (a *API) readBody(req *wire.Request, buf *[]byte) ([]byte, *Error) {
 			if errors.As(err, &mbe) {
 				return nil, tooLarge()
 			}
+			if isTimeout(err) {
+				timedOut = true
+				return nil, newError(CodeRequestTimeout, "the request body did not all arrive within %v of the server starting to read it", a.bodyTimeout)
+			}
 			return nil, newError(CodeInvalidJSON, "the request body could not be read completely: %v", err)
 		}
 	}
@@ -308,6 +353,13 @@ func (a *API) readBody(req *wire.Request, buf *[]byte) ([]byte, *Error) {
 		*buf = b
 	}
 	return b, nil
+}
+
+// isTimeout reports whether a body read failed on a deadline: the API's
+// body timeout, or the server's own read timeout.
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.Is(err, os.ErrDeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()
 }
 
 // parsePetID parses the {petId} path segment: a base-10 signed 64-bit
@@ -378,9 +430,11 @@ func (a *API) fail(ctx context.Context, op string, err error) wire.Response {
 	case unexpected:
 		a.log.ErrorContext(ctx, "inventory: unexpected error", "op", op, "error", err.Error())
 	case e.code == CodeUnavailable:
+		// An outage fails every request alike, and the Observer counts
+		// them: it is warned about once a minute, not once per request.
 		msg := err.Error()
-		if a.outages.first(msg, time.Now()) {
-			a.log.WarnContext(ctx, "inventory: store unavailable", "op", op, "error", msg)
+		if ok, held := a.outages.Allow(msg, time.Now()); ok {
+			a.log.WarnContext(ctx, "inventory: store unavailable", "op", op, "error", msg, "repeats_held_back", held)
 		} else {
 			a.log.DebugContext(ctx, "inventory: store unavailable", "op", op, "error", msg)
 		}
@@ -388,28 +442,9 @@ func (a *API) fail(ctx context.Context, op string, err error) wire.Response {
 	return errorResponse(e)
 }
 
-// outageLog keeps an outage from being warned about once per request: a
-// store that cannot serve (a configuration fault the store has logged
-// with its fix, Redis down) fails every request alike, and the requests
-// are counted by the Observer. The same cause is warned about again only
-// after outageRepeat, so that a log reader still sees that it goes on.
-type outageLog struct {
-	mu   sync.Mutex
-	last string
-	at   time.Time
-}
-
-// outageRepeat is how long the same outage cause stays quiet.
-const outageRepeat = time.Minute
-
-// first reports whether msg should be warned about at now: it differs
-// from the last cause warned about, or that was outageRepeat ago.
-func (o *outageLog) first(msg string, now time.Time) bool {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if msg == o.last && now.Sub(o.at) < outageRepeat {
-		return false
-	}
-	o.last, o.at = msg, now
-	return true
+// logPanic logs a panic below the API (in a store, say) with its stack:
+// the request is answered 500, the process goes on.
+func (a *API) logPanic(ctx context.Context, v any, attrs ...any) {
+	a.log.ErrorContext(ctx, "inventory: panic while serving a request",
+		append(attrs, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))...)
 }

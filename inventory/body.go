@@ -2,14 +2,10 @@ package inventory
 
 import (
 	"bytes"
-	"encoding/json"
-	"fmt"
 	"unicode/utf8"
-)
 
-// maxJSONDepth bounds the nesting of a body, so that a deeply nested
-// document cannot exhaust the stack.
-const maxJSONDepth = 64
+	"github.com/petinventory/petinventory/inventory/internal/strictjson"
+)
 
 // parseUpdate reads the quantity from an update body: exactly one JSON
 // object whose only member is "quantity", an integer (a whole-valued number
@@ -25,43 +21,43 @@ const maxJSONDepth = 64
 // It never panics, and allocates only on the error paths and for member
 // names written with escapes.
 func parseUpdate(body []byte) (quantity int, err *Error) {
-	p := jsonParser{b: body}
-	p.space()
-	if p.i == len(p.b) {
+	p := strictjson.Parser{B: body}
+	p.Space()
+	if p.I == len(p.B) {
 		return 0, newError(CodeInvalidJSON, `the request body is empty; send a JSON object such as {"quantity": 5}`)
 	}
 	if !utf8.Valid(body) {
 		return 0, newError(CodeInvalidJSON, "the request body is not valid UTF-8")
 	}
-	if c := p.b[p.i]; c != '{' {
+	if c := p.B[p.I]; c != '{' {
 		return 0, newError(CodeInvalidJSON, `the request body must be a JSON object such as {"quantity": 5}, not %s`, describeJSONStart(c))
 	}
 	var (
-		qty, unknown  span
+		qty, unknown  strictjson.Span
 		hasQ, hasUnkn bool
 	)
-	// The top-level object is level 1 of maxJSONDepth.
-	perr := p.object(1, func(key, value span) {
-		if key.equalString(p.b, "quantity") {
+	// The top-level object is level 1 of MaxDepth.
+	perr := p.Object(1, func(key, value strictjson.Span) {
+		if key.EqualString(p.B, "quantity") {
 			qty, hasQ = value, true
 		} else if !hasUnkn {
 			unknown, hasUnkn = key, true
 		}
 	})
 	if perr != nil {
-		return 0, perr
+		return 0, newError(CodeInvalidJSON, "the request body is not valid JSON: %s", perr)
 	}
-	p.space()
-	if p.i != len(p.b) {
-		return 0, newError(CodeInvalidJSON, "the request body has data after the JSON object, at byte %d; send exactly one object", p.i+1)
+	p.Space()
+	if p.I != len(p.B) {
+		return 0, newError(CodeInvalidJSON, "the request body has data after the JSON object, at byte %d; send exactly one object", p.I+1)
 	}
 	if hasUnkn {
-		return 0, newError(CodeUnknownField, "unknown member %s in the request body: an update may only hold quantity", quoteForMessage(unknown.decode(p.b)))
+		return 0, newError(CodeUnknownField, "unknown member %s in the request body: an update may only hold quantity", strictjson.Quote(unknown.Decode(p.B)))
 	}
 	if !hasQ {
 		return 0, newError(CodeMissingField, `the request body has no quantity member; send {"quantity": <new stock count>}`)
 	}
-	return parseQuantity(p.b[qty.start:qty.end])
+	return parseQuantity(p.B[qty.Start:qty.End])
 }
 
 // parseQuantity decides whether the raw JSON value v is an integer in
@@ -87,13 +83,13 @@ func parseQuantity(v []byte) (int, *Error) {
 	}
 	var intPart, frac, expPart []byte
 	i := 0
-	for i < len(v) && isDigit(v[i]) {
+	for i < len(v) && strictjson.IsDigit(v[i]) {
 		i++
 	}
 	intPart = v[:i]
 	if i < len(v) && v[i] == '.' {
 		j := i + 1
-		for j < len(v) && isDigit(v[j]) {
+		for j < len(v) && strictjson.IsDigit(v[j]) {
 			j++
 		}
 		frac = v[i+1 : j]
@@ -184,20 +180,6 @@ func quoteNumber(v []byte, neg bool) string {
 	return s
 }
 
-// quoteForMessage quotes a member name for an error message, cut short so
-// that a huge name cannot blow up the response.
-func quoteForMessage(s string) string {
-	const maxShown = 64
-	if len(s) > maxShown {
-		cut := maxShown
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		s = s[:cut] + "…"
-	}
-	return fmt.Sprintf("%q", s)
-}
-
 func describeJSONStart(c byte) string {
 	switch {
 	case c == '[':
@@ -208,289 +190,8 @@ func describeJSONStart(c byte) string {
 		return "null"
 	case c == 't' || c == 'f':
 		return "a boolean"
-	case c == '-' || isDigit(c):
+	case c == '-' || strictjson.IsDigit(c):
 		return "a number"
 	}
 	return "invalid JSON"
-}
-
-func isDigit(c byte) bool { return '0' <= c && c <= '9' }
-
-// span is a byte range of the body; escaped marks a string whose raw bytes
-// hold an escape, so that it must be decoded before it is compared.
-type span struct {
-	start, end int // for strings: the content between the quotes
-	escaped    bool
-}
-
-func (s span) equalString(b []byte, want string) bool {
-	if !s.escaped {
-		return string(b[s.start:s.end]) == want // no allocation
-	}
-	return s.decode(b) == want
-}
-
-func (s span) decode(b []byte) string {
-	if !s.escaped {
-		return string(b[s.start:s.end])
-	}
-	var out string
-	// The bytes were validated as a JSON string, so this cannot fail.
-	_ = json.Unmarshal(b[s.start-1:s.end+1], &out)
-	return out
-}
-
-func (s span) equal(b []byte, o span) bool {
-	if !s.escaped && !o.escaped {
-		return bytes.Equal(b[s.start:s.end], b[o.start:o.end])
-	}
-	return s.decode(b) == o.decode(b)
-}
-
-// jsonParser is a strict RFC 8259 validator that, unlike encoding/json,
-// rejects duplicate member names, and reports the top-level members of an
-// object without decoding them.
-type jsonParser struct {
-	b []byte
-	i int
-}
-
-func (p *jsonParser) space() {
-	for p.i < len(p.b) {
-		switch p.b[p.i] {
-		case ' ', '\t', '\n', '\r':
-			p.i++
-		default:
-			return
-		}
-	}
-}
-
-func (p *jsonParser) fail(what string) *Error {
-	if p.i >= len(p.b) {
-		return newError(CodeInvalidJSON, "the request body is not valid JSON: it ends early, %s", what)
-	}
-	return newError(CodeInvalidJSON, "the request body is not valid JSON: at byte %d, %s", p.i+1, what)
-}
-
-func (p *jsonParser) value(depth int) *Error {
-	if p.i >= len(p.b) {
-		return p.fail("expected a value")
-	}
-	switch c := p.b[p.i]; {
-	case c == '{':
-		return p.object(depth+1, nil)
-	case c == '[':
-		return p.array(depth + 1)
-	case c == '"':
-		_, err := p.str()
-		return err
-	case c == '-' || isDigit(c):
-		return p.number()
-	case c == 't':
-		return p.literal("true")
-	case c == 'f':
-		return p.literal("false")
-	case c == 'n':
-		return p.literal("null")
-	}
-	return p.fail("expected a value")
-}
-
-// object parses an object at p.i, calling member (when not nil) for each
-// member in order. Duplicate names are an error at every depth.
-func (p *jsonParser) object(depth int, member func(key, value span)) *Error {
-	if depth > maxJSONDepth {
-		return p.fail(fmt.Sprintf("nesting is deeper than %d levels", maxJSONDepth))
-	}
-	p.i++ // '{'
-	var keys []span
-	var seen map[string]struct{}
-	p.space()
-	if p.i < len(p.b) && p.b[p.i] == '}' {
-		p.i++
-		return nil
-	}
-	for {
-		p.space()
-		if p.i >= len(p.b) || p.b[p.i] != '"' {
-			return p.fail(`expected a member name in double quotes`)
-		}
-		keyAt := p.i
-		key, err := p.str()
-		if err != nil {
-			return err
-		}
-		// Duplicate check: a linear scan for small objects, a map past 16
-		// members, so a large hostile body stays linear.
-		if seen == nil && len(keys) < 16 {
-			for _, k := range keys {
-				if k.equal(p.b, key) {
-					p.i = keyAt
-					return p.fail(fmt.Sprintf("member %s appears twice", quoteForMessage(key.decode(p.b))))
-				}
-			}
-			keys = append(keys, key)
-		} else {
-			if seen == nil {
-				seen = make(map[string]struct{}, 32)
-				for _, k := range keys {
-					seen[k.decode(p.b)] = struct{}{}
-				}
-			}
-			name := key.decode(p.b)
-			if _, dup := seen[name]; dup {
-				p.i = keyAt
-				return p.fail(fmt.Sprintf("member %s appears twice", quoteForMessage(name)))
-			}
-			seen[name] = struct{}{}
-		}
-		p.space()
-		if p.i >= len(p.b) || p.b[p.i] != ':' {
-			return p.fail(`expected ':' after a member name`)
-		}
-		p.i++
-		p.space()
-		start := p.i
-		if err := p.value(depth); err != nil {
-			return err
-		}
-		if member != nil {
-			member(key, span{start: start, end: p.i})
-		}
-		p.space()
-		if p.i >= len(p.b) {
-			return p.fail(`expected ',' or '}'`)
-		}
-		switch p.b[p.i] {
-		case ',':
-			p.i++
-		case '}':
-			p.i++
-			return nil
-		default:
-			return p.fail(`expected ',' or '}'`)
-		}
-	}
-}
-
-func (p *jsonParser) array(depth int) *Error {
-	if depth > maxJSONDepth {
-		return p.fail(fmt.Sprintf("nesting is deeper than %d levels", maxJSONDepth))
-	}
-	p.i++ // '['
-	p.space()
-	if p.i < len(p.b) && p.b[p.i] == ']' {
-		p.i++
-		return nil
-	}
-	for {
-		p.space()
-		if err := p.value(depth); err != nil {
-			return err
-		}
-		p.space()
-		if p.i >= len(p.b) {
-			return p.fail(`expected ',' or ']'`)
-		}
-		switch p.b[p.i] {
-		case ',':
-			p.i++
-		case ']':
-			p.i++
-			return nil
-		default:
-			return p.fail(`expected ',' or ']'`)
-		}
-	}
-}
-
-// str parses a string at p.i and returns the span of its content.
-func (p *jsonParser) str() (span, *Error) {
-	p.i++ // opening quote
-	s := span{start: p.i}
-	for p.i < len(p.b) {
-		c := p.b[p.i]
-		switch {
-		case c == '"':
-			s.end = p.i
-			p.i++
-			return s, nil
-		case c < 0x20:
-			return s, p.fail("a control character must be escaped inside a string")
-		case c == '\\':
-			s.escaped = true
-			p.i++
-			if p.i >= len(p.b) {
-				return s, p.fail("unterminated string")
-			}
-			switch p.b[p.i] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				p.i++
-			case 'u':
-				p.i++
-				for k := 0; k < 4; k++ {
-					if p.i >= len(p.b) || !isHex(p.b[p.i]) {
-						return s, p.fail(`\u must be followed by four hex digits`)
-					}
-					p.i++
-				}
-			default:
-				return s, p.fail("invalid escape in a string")
-			}
-		default:
-			p.i++
-		}
-	}
-	return s, p.fail("unterminated string")
-}
-
-func isHex(c byte) bool {
-	return isDigit(c) || ('a' <= c && c <= 'f') || ('A' <= c && c <= 'F')
-}
-
-func (p *jsonParser) number() *Error {
-	if p.b[p.i] == '-' {
-		p.i++
-	}
-	switch {
-	case p.i < len(p.b) && p.b[p.i] == '0':
-		p.i++
-	case p.i < len(p.b) && isDigit(p.b[p.i]):
-		for p.i < len(p.b) && isDigit(p.b[p.i]) {
-			p.i++
-		}
-	default:
-		return p.fail("invalid number")
-	}
-	if p.i < len(p.b) && p.b[p.i] == '.' {
-		p.i++
-		if p.i >= len(p.b) || !isDigit(p.b[p.i]) {
-			return p.fail("a decimal point must be followed by a digit")
-		}
-		for p.i < len(p.b) && isDigit(p.b[p.i]) {
-			p.i++
-		}
-	}
-	if p.i < len(p.b) && (p.b[p.i] == 'e' || p.b[p.i] == 'E') {
-		p.i++
-		if p.i < len(p.b) && (p.b[p.i] == '+' || p.b[p.i] == '-') {
-			p.i++
-		}
-		if p.i >= len(p.b) || !isDigit(p.b[p.i]) {
-			return p.fail("an exponent must have digits")
-		}
-		for p.i < len(p.b) && isDigit(p.b[p.i]) {
-			p.i++
-		}
-	}
-	return nil
-}
-
-func (p *jsonParser) literal(lit string) *Error {
-	if len(p.b)-p.i >= len(lit) && string(p.b[p.i:p.i+len(lit)]) == lit {
-		p.i += len(lit)
-		return nil
-	}
-	return p.fail("invalid literal")
 }

@@ -1,21 +1,26 @@
 // Package inventory serves the Pet Store inventory API: list stock
-// (GET {prefix}/inventory) and set one pet's stock
-// (PATCH {prefix}/inventory/{petId}), with bearer-key authentication.
+// (GET {prefix}/inventory, and HEAD as GET without the body) and set one
+// pet's stock (PATCH {prefix}/inventory/{petId}), with bearer-key
+// authentication.
 //
 // Every rule of the HTTP contract (docs/CONTRACT.md in the repository) is
-// implemented here, once: the check order (route, authentication, petId,
-// media type, body size, body, store), the strict JSON body parser, the
-// error codes and the response headers, and the list's gzip negotiation
-// (Accept-Encoding, GzipMinBytes) and revalidation (ETag, If-None-Match,
-// 304). Framework adapters only copy
+// decided here, once: the check order (route, authentication, petId,
+// media type, body size, body, store), what an update body must hold and
+// how long it may take to arrive, the error codes and the response
+// headers, and the list's gzip negotiation (Accept-Encoding,
+// GzipMinBytes) and revalidation (ETag, If-None-Match, 304). Its internal
+// packages are engines behind those rules: listbody keeps the list's
+// encoded bodies, strictjson validates JSON, wire holds the
+// transport-neutral request and answer and the route matcher
+// (docs/ARCHITECTURE.md maps every rule to its file). Framework adapters only copy
 // requests in and responses out, so the API behaves the same on every
 // framework.
 //
 // # For applications
 //
 // Build an API over a Store with New and options (WithAPIKeys or
-// WithAuthenticator, WithMaxBodyBytes, WithStoreTimeout, WithLogger,
-// WithObserver), then mount it:
+// WithAuthenticator, WithMaxBodyBytes, WithBodyTimeout, WithStoreTimeout,
+// WithLogger, WithObserver), then mount it:
 //
 //   - net/http: the API is an http.Handler (under http.StripPrefix);
 //     API.Register mounts it on a ServeMux; API.Middleware mounts it on

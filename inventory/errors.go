@@ -22,6 +22,7 @@ const (
 	CodeUnauthorized         Code = "unauthorized"           // 401
 	CodeNotFound             Code = "not_found"              // 404
 	CodeMethodNotAllowed     Code = "method_not_allowed"     // 405
+	CodeRequestTimeout       Code = "request_timeout"        // 408
 	CodePayloadTooLarge      Code = "payload_too_large"      // 413
 	CodeUnsupportedMediaType Code = "unsupported_media_type" // 415
 	CodeInternal             Code = "internal"               // 500
@@ -40,6 +41,8 @@ func (c Code) Status() int {
 		return http.StatusNotFound
 	case CodeMethodNotAllowed:
 		return http.StatusMethodNotAllowed
+	case CodeRequestTimeout:
+		return http.StatusRequestTimeout
 	case CodePayloadTooLarge:
 		return http.StatusRequestEntityTooLarge
 	case CodeUnsupportedMediaType:

@@ -1,269 +1,33 @@
 package inventory
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"runtime/debug"
-	"slices"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/petinventory/petinventory/inventory/internal/listbody"
 )
 
-// The list body is kept encoded, in segments, and shared: every list in
-// flight writes the same immutable pieces, so memory does not grow with
-// the number of lists, and a change re-encodes only the segments it
-// touches. A ChangeLister store says what changed since the state the
-// API holds; any other store is listed whole and encoded every time.
+// The list body is kept encoded and shared by package listbody; what is
+// here is when the store is read for it. A ChangeLister store says what
+// changed since the state the API holds; any other store is listed whole.
+// The reading stays in this package because it is the API's behaviour, not
+// the body's: a list must show every write answered before it began, the
+// read runs under the store timeout and is observed as a store call, and a
+// store's panic is answered 500 as in serve.
 
-// segmentSize is how many entries a segment holds when segments are built
-// from a full list. A segment that inserts grow past twice that is split;
-// one that deletes empty is dropped.
-const segmentSize = 1024
+// listState is one state of the store, encoded.
+type listState = listbody.State[Item, Change]
 
-// segment is a run of entries in ascending PetID order, never empty, and
-// its encoding: each entry's JSON preceded by a comma, so that the body is
-// "[" + segs[0].enc[1:] + segs[1].enc + … + "]" without copying anything.
-// Beside it, gz is the raw DEFLATE compression of enc[1:] (the entries
-// without the leading comma), sync-flushed, and crc its CRC-32, for the
-// gzip body (listgzip.go). It is immutable once built.
-type segment struct {
-	items []Item
-	enc   []byte
-	gz    []byte
-	crc   crcPart
-}
-
-func newSegment(items []Item) *segment {
-	const perItem = 57 // ,{"petId":…,"quantity":…,"status":"available"} with typical numbers
-	enc := make([]byte, 0, len(items)*perItem)
-	for _, it := range items {
-		enc = it.appendJSON(append(enc, ','))
-	}
-	return &segment{items: items, enc: enc, gz: deflateBytes(enc[1:], false), crc: newCRCPart(enc[1:])}
-}
-
-// listState is one state of the store, encoded. It is immutable once
-// stored: a change builds a new state that shares the unchanged segments.
-type listState struct {
-	cursor        string // the store's name for this state; "" for a store without changes
-	segs          []*segment
-	pieces        [][]byte // the body: "[", the segments' encodings, "]"; one piece when small
-	contentLength []string // its length, as the header value net/http takes
-	etag          []string // the identity body's entity tag, as a header value
-
-	// The gzip body, when the identity body is at least GzipMinBytes:
-	// header, compressed pieces, trailer; one piece when small. nil below.
-	gzPieces        [][]byte
-	gzContentLength []string
-	gzETag          []string
-}
-
-var (
-	openBracket  = []byte("[")
-	closeBracket = []byte("]")
-	emptyList    = []byte("[]")
-)
-
-// joinBelow and joinGzipBelow are the sizes under which a body's pieces
-// are joined into one, once per state, so that the answer is written with
-// one call, as a bare handler writes its body; above them, the write calls
-// cost little next to the bytes. The gzip body's pieces are a seventh of
-// the identity's for the same pets, so its write calls weigh more and it
-// is joined up to a larger size: the copy is made once per state and
-// shared by every gzip list of it.
-const (
-	joinBelow     = 64 << 10
-	joinGzipBelow = 1 << 20
-)
-
-// newListState builds the body of segs, identity and gzip.
-func newListState(cursor string, segs []*segment) *listState {
-	st := &listState{cursor: cursor, segs: segs}
-	if len(segs) == 0 {
-		st.pieces = [][]byte{emptyList}
-	} else {
-		st.pieces = make([][]byte, 0, len(segs)+2)
-		st.pieces = append(st.pieces, openBracket, segs[0].enc[1:])
-		for _, sg := range segs[1:] {
-			st.pieces = append(st.pieces, sg.enc)
-		}
-		st.pieces = append(st.pieces, closeBracket)
-	}
-	var n int
-	st.pieces, n = joinSmall(st.pieces, joinBelow)
-	st.contentLength = []string{strconv.Itoa(n)}
-	st.etag, st.gzETag = listETags(cursor, st.pieces)
-	if n >= GzipMinBytes {
-		st.gzPieces = make([][]byte, 0, 2*len(segs)+3)
-		st.gzPieces = append(st.gzPieces, gzipHeader, gzOpen)
-		crc := crcOpen.crc
-		for i, sg := range segs {
-			if i > 0 {
-				st.gzPieces = append(st.gzPieces, gzComma)
-				crc = crcComma.then(crc)
-			}
-			st.gzPieces = append(st.gzPieces, sg.gz)
-			crc = sg.crc.then(crc)
-		}
-		crc = crcClose.then(crc)
-		st.gzPieces = append(st.gzPieces, gzClose, gzipTrailer(crc, n))
-		var gn int
-		st.gzPieces, gn = joinSmall(st.gzPieces, joinGzipBelow)
-		st.gzContentLength = []string{strconv.Itoa(gn)}
-	}
-	return st
-}
-
-// joinSmall returns pieces, joined into one when their total is below
-// below, and their total length.
-func joinSmall(pieces [][]byte, below int) ([][]byte, int) {
-	n := 0
-	for _, p := range pieces {
-		n += len(p)
-	}
-	if len(pieces) > 1 && n < below {
-		b := make([]byte, 0, n)
-		for _, p := range pieces {
-			b = append(b, p...)
-		}
-		return [][]byte{b}, n
-	}
-	return pieces, n
-}
-
-// fullState builds the state of every entry, items in ascending PetID
-// order (sorted here if a store broke that promise). The segments of prev
-// whose entries are unchanged are kept, with their encodings: a store
-// without changes is read whole for every list, and its unchanged
-// segments are then not compressed again.
-func fullState(cursor string, items []Item, prev *listState) *listState {
-	if !slices.IsSortedFunc(items, byPetID) {
-		items = slices.Clone(items)
-		slices.SortFunc(items, byPetID)
-	}
-	segs := make([]*segment, 0, (len(items)+segmentSize-1)/segmentSize)
-	for len(items) > 0 {
-		n := min(len(items), segmentSize)
-		if k := len(segs); prev != nil && k < len(prev.segs) && slices.Equal(prev.segs[k].items, items[:n]) {
-			segs = append(segs, prev.segs[k])
-		} else {
-			segs = append(segs, newSegment(items[:n:n]))
-		}
-		items = items[n:]
-	}
-	return newListState(cursor, segs)
-}
-
-// appendChunks appends items as segments of segmentSize (the last one
-// shorter). A segment's items are capped, so that nothing appends into
-// its neighbour's.
-func appendChunks(segs []*segment, items []Item) []*segment {
-	for len(items) > 0 {
-		n := min(len(items), segmentSize)
-		segs = append(segs, newSegment(items[:n:n]))
-		items = items[n:]
-	}
-	return segs
-}
-
-func byPetID(a, b Item) int { return cmp.Compare(a.PetID, b.PetID) }
-
-// apply returns the state after log, re-encoding only the segments whose
-// entries it changes. The log's later changes of a pet win.
-func (st *listState) apply(cursor string, log []Change) *listState {
-	if len(log) == 0 {
-		if cursor == st.cursor {
-			return st
-		}
-		renamed := *st // the same body under a new name: new entity tags
-		renamed.cursor = cursor
-		renamed.etag, renamed.gzETag = listETags(cursor, st.pieces)
-		return &renamed
-	}
-	// The last change of each pet, in PetID order.
-	changes := slices.Clone(log)
-	slices.SortStableFunc(changes, func(a, b Change) int { return cmp.Compare(a.PetID, b.PetID) })
-	last := changes[:0]
-	for i, c := range changes {
-		if i+1 < len(changes) && changes[i+1].PetID == c.PetID {
-			continue
-		}
-		last = append(last, c)
-	}
-	changes = last
-
-	segs := make([]*segment, 0, len(st.segs)+1)
-	i := 0 // the next segment of st to place
-	for len(changes) > 0 {
-		// The segment that holds changes[0]'s pet: the last one starting
-		// at or before it (the first one when none does).
-		j := i
-		for j+1 < len(st.segs) && st.segs[j+1].items[0].PetID <= changes[0].PetID {
-			j++
-		}
-		if j >= len(st.segs) { // no segment at all: the store was empty
-			segs = appendSplit(segs, mergeChanges(nil, changes))
-			changes = nil
-			break
-		}
-		segs = append(segs, st.segs[i:j]...)
-		// Its changes: those before the next segment's first pet.
-		n := len(changes)
-		if j+1 < len(st.segs) {
-			next := st.segs[j+1].items[0].PetID
-			n, _ = slices.BinarySearchFunc(changes, next, func(c Change, id int64) int { return cmp.Compare(c.PetID, id) })
-		}
-		old := st.segs[j]
-		merged := mergeChanges(old.items, changes[:n])
-		if slices.Equal(merged, old.items) {
-			segs = append(segs, old) // changes that change nothing
-		} else {
-			segs = appendSplit(segs, merged)
-		}
-		changes = changes[n:]
-		i = j + 1
-	}
-	segs = append(segs, st.segs[i:]...) // i ≤ len(st.segs): j < len(st.segs) above
-	return newListState(cursor, segs)
-}
-
-// mergeChanges returns items (ascending PetID) with changes (ascending,
-// one per pet) applied, in a new slice.
-func mergeChanges(items []Item, changes []Change) []Item {
-	out := make([]Item, 0, len(items)+len(changes))
-	for len(items) > 0 || len(changes) > 0 {
-		switch {
-		case len(changes) == 0 || len(items) > 0 && items[0].PetID < changes[0].PetID:
-			out = append(out, items[0])
-			items = items[1:]
-		default:
-			c := changes[0]
-			if len(items) > 0 && items[0].PetID == c.PetID {
-				items = items[1:] // replaced or deleted
-			}
-			if !c.Deleted {
-				out = append(out, c.Item)
-			}
-			changes = changes[1:]
-		}
-	}
-	return out
-}
-
-// appendSplit appends items as one segment, or as several of segmentSize
-// when they outgrew twice that; nothing when items is empty.
-func appendSplit(segs []*segment, items []Item) []*segment {
-	if len(items) > 2*segmentSize {
-		return appendChunks(segs, items)
-	}
-	if len(items) > 0 {
-		segs = append(segs, newSegment(items))
-	}
-	return segs
+// listFormat is how listbody reads the entries and changes of a store.
+var listFormat = &listbody.Format[Item, Change]{
+	ID:         func(it Item) int64 { return it.PetID },
+	AppendJSON: func(b []byte, it Item) []byte { return it.appendJSON(b) },
+	Change:     func(c Change) (Item, bool) { return c.Item, c.Deleted },
+	GzipMin:    GzipMinBytes,
 }
 
 // lister answers lists from the last state read, sharing one store read
@@ -396,8 +160,7 @@ func (l *lister) read(ctx context.Context) (st *listState, err error) {
 	a := l.api
 	defer func() {
 		if v := recover(); v != nil {
-			a.log.ErrorContext(ctx, "inventory: panic while serving a request",
-				"route", RouteList, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			a.logPanic(ctx, v, "route", RouteList)
 			st, err = nil, errInternal
 		}
 	}()
@@ -407,7 +170,7 @@ func (l *lister) read(ctx context.Context) (st *listState, err error) {
 	held := l.state.Load()
 	since := ""
 	if held != nil {
-		since = held.cursor
+		since = held.Cursor
 	}
 	ch, err := a.svc.listChanges(ctx, since)
 	if err != nil {
@@ -415,11 +178,11 @@ func (l *lister) read(ctx context.Context) (st *listState, err error) {
 	}
 	switch {
 	case ch.Full:
-		st = fullState(ch.Cursor, ch.Items, held)
+		st = listFormat.Full(ch.Cursor, ch.Items, held)
 	case held == nil:
-		st = newListState("", nil).apply(ch.Cursor, ch.Log) // a log since nothing: the changes are everything
+		st = listFormat.Empty("").Apply(ch.Cursor, ch.Log) // a log since nothing: the changes are everything
 	default:
-		st = held.apply(ch.Cursor, ch.Log)
+		st = held.Apply(ch.Cursor, ch.Log)
 	}
 	l.state.Store(st)
 	return st, nil

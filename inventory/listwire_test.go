@@ -218,6 +218,49 @@ func TestLargeListOverSocket(t *testing.T) {
 	check(srv.URL + "/v1/inventory")
 }
 
+// HEAD on the list is GET without the body, on every way to mount the API
+// on net/http; HEAD on the item route is 405.
+func TestHeadOverSocket(t *testing.T) {
+	api, _ := benchfix.LargeList(t)
+	mux := http.NewServeMux()
+	if err := api.Register(mux, "/v1"); err != nil {
+		t.Fatal(err)
+	}
+	mw, err := api.Middleware("/v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, h := range map[string]http.Handler{
+		"StripPrefix": http.StripPrefix("/v1", api),
+		"Register":    mux,
+		"Middleware":  mw(http.NotFoundHandler()),
+	} {
+		t.Run(name, func(t *testing.T) {
+			srv := httptest.NewServer(h)
+			defer srv.Close()
+			benchfix.Head(t, srv.URL+"/v1/inventory", srv.URL+"/v1/inventory/1")
+		})
+	}
+}
+
+// An update body that stalls is answered 408 request_timeout once the
+// body timeout passes, on every way to mount the API on net/http.
+func TestStalledBodyOverSocket(t *testing.T) {
+	api := benchfix.StallAPI(t)
+	mux := http.NewServeMux()
+	if err := api.Register(mux, "/v1"); err != nil {
+		t.Fatal(err)
+	}
+	for name, h := range map[string]http.Handler{"StripPrefix": http.StripPrefix("/v1", api), "Register": mux} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			srv := httptest.NewServer(h)
+			defer srv.Close()
+			benchfix.StalledBody(t, srv.URL+"/v1/inventory/1", benchfix.StallTimeout)
+		})
+	}
+}
+
 // A client sending an update body far past the limit reads its 413 on
 // net/http, also when it asked to close the connection (net/http itself
 // reads none of the unread body then, and the kernel would reset the

@@ -3,7 +3,8 @@ package inventory
 import (
 	"fmt"
 	"net/http"
-	"strings"
+
+	"github.com/petinventory/petinventory/inventory/internal/wire"
 )
 
 // Middleware returns a middleware that serves the API's routes under
@@ -24,13 +25,13 @@ import (
 // API's, never the router's own. The request reaches the API unchanged
 // (no copy, no rewritten URL).
 func (a *API) Middleware(prefix string) (func(http.Handler) http.Handler, error) {
-	if err := checkPrefix(prefix); err != nil {
+	if err := wire.CheckPrefix(prefix); err != nil {
 		return nil, fmt.Errorf("inventory: Middleware: %w", err)
 	}
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if rel, ok := underPrefix(r.URL.Path, prefix); ok {
-				a.serveRelative(w, r, rel)
+			if _, _, under := wire.Match(r.URL.Path, prefix, true); under {
+				a.serveUnder(w, r, r.URL.Path, prefix)
 				return
 			}
 			next.ServeHTTP(w, r)
@@ -38,38 +39,19 @@ func (a *API) Middleware(prefix string) (func(http.Handler) http.Handler, error)
 	}, nil
 }
 
-// checkPrefix accepts "" or a path that starts with / and does not end with
-// one, with no pattern syntax (for ServeMux) and no white space.
-func checkPrefix(prefix string) error {
-	if prefix != "" && (!strings.HasPrefix(prefix, "/") || strings.HasSuffix(prefix, "/") || strings.ContainsAny(prefix, "{} \t")) {
-		return fmt.Errorf("prefix %q must be empty or start with / and not end with /", prefix)
-	}
-	return nil
-}
-
-// underPrefix reports whether path is {prefix}/inventory or below it, and
-// returns it relative to prefix.
-func underPrefix(path, prefix string) (string, bool) {
-	rel, ok := strings.CutPrefix(path, prefix)
-	if !ok || !strings.HasPrefix(rel, "/inventory") {
-		return "", false
-	}
-	if len(rel) > len("/inventory") && rel[len("/inventory")] != '/' {
-		return "", false // /inventoryx is not the API's
-	}
-	return rel, true
-}
-
 // serveRelative serves a request whose path relative to where the API is
 // mounted is rel: /inventory, /inventory/{petId}, or anything else (404).
 func (a *API) serveRelative(w http.ResponseWriter, r *http.Request, rel string) {
-	switch {
-	case rel == "/inventory":
-		a.ServeRoute(w, r, RouteList, "")
-	case strings.HasPrefix(rel, "/inventory/") && !strings.Contains(rel[len("/inventory/"):], "/"):
-		a.ServeRoute(w, r, RouteItem, rel[len("/inventory/"):])
-	default:
-		resp := errorResponse(newError(CodeNotFound, "no such route; the inventory API serves GET /inventory and PATCH /inventory/{petId}"))
-		writeResponse(w, &resp)
+	a.serveUnder(w, r, rel, "")
+}
+
+// serveUnder serves a request for path, which Match has found under
+// prefix: a route, or 404.
+func (a *API) serveUnder(w http.ResponseWriter, r *http.Request, path, prefix string) {
+	if route, petID, _ := wire.Match(path, prefix, true); route != 0 {
+		a.ServeRoute(w, r, Route(route), petID)
+		return
 	}
+	resp := errorResponse(newError(CodeNotFound, "no such route; the inventory API serves GET and HEAD /inventory and PATCH /inventory/{petId}"))
+	writeResponse(w, &resp)
 }

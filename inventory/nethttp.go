@@ -38,7 +38,7 @@ func (a *API) Register(mux *http.ServeMux, prefix string) (err error) {
 	if mux == nil {
 		return errors.New("inventory: Register: mux is nil")
 	}
-	if err := checkPrefix(prefix); err != nil {
+	if err := wire.CheckPrefix(prefix); err != nil {
 		return fmt.Errorf("inventory: Register: %w", err)
 	}
 	defer func() {
@@ -46,16 +46,15 @@ func (a *API) Register(mux *http.ServeMux, prefix string) (err error) {
 			err = fmt.Errorf("inventory: Register: the mux refused the routes: %v", v)
 		}
 	}()
-	mux.HandleFunc(prefix+"/inventory", func(w http.ResponseWriter, r *http.Request) {
-		a.ServeRoute(w, r, RouteList, "")
-	})
-	// "/inventory/" is the item route with an empty petId (a 400).
-	mux.HandleFunc(prefix+"/inventory/{$}", func(w http.ResponseWriter, r *http.Request) {
-		a.ServeRoute(w, r, RouteItem, "")
-	})
-	mux.HandleFunc(prefix+"/inventory/{petId}", func(w http.ResponseWriter, r *http.Request) {
-		a.ServeRoute(w, r, RouteItem, r.PathValue("petId"))
-	})
+	for _, p := range wire.Paths("{petId}") {
+		pattern := prefix + p.Pattern
+		if !p.PetID && p.Route == wire.RouteItem {
+			pattern += "{$}" // "/inventory/" alone, not the subtree
+		}
+		mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+			a.ServeRoute(w, r, Route(p.Route), r.PathValue("petId")) // "" without the wildcard
+		})
+	}
 	return nil
 }
 
@@ -87,26 +86,20 @@ func (a *API) ServeRoute(w http.ResponseWriter, r *http.Request, route Route, pe
 		req.ContentLength = r.ContentLength
 		if r.Body != http.NoBody {
 			req.BodyReader = r.Body
+			req.SetReadDeadline = http.NewResponseController(w).SetReadDeadline // the body timeout's; ErrNotSupported where it cannot
 		}
 	}
 	resp := a.serveObserved(r.Context(), &req)
-	refused := resp.Status >= http.StatusBadRequest
+	// A refused body is drained; one that stalled (408) is not coming.
+	refused := resp.Status >= http.StatusBadRequest && resp.Status != http.StatusRequestTimeout
 	writeResponse(w, &resp)
 	if refused && r.ProtoMajor == 1 && r.Body != http.NoBody && r.ContentLength != 0 { // HTTP/2 ends a stream without a reset of the connection
 		drainRefused(w, r.Body)
 	}
 }
 
-// What is read and discarded of a request body the API answered without
-// reading it whole (413, 401, 415, …; an accepted update reads its body to
-// the end). The same bounds as package inventoryfiber's.
-const (
-	maxLingerBytes = 64 << 20
-	maxLingerTime  = 3 * time.Second
-)
-
 // drainRefused sends the answer, then reads and discards what is left of
-// body, within maxLingerBytes and maxLingerTime. net/http itself reads at
+// body, within wire.DrainMaxBytes and wire.DrainMaxTime. net/http itself reads at
 // most 256 KiB of an unread body, and none when the client asked to close
 // the connection; it then closes the connection with the rest unread, so
 // the kernel resets it and a client still sending its body may never read
@@ -115,13 +108,13 @@ const (
 // its server.
 func drainRefused(w http.ResponseWriter, body io.Reader) {
 	rc := http.NewResponseController(w)
-	if rc.SetReadDeadline(time.Now().Add(maxLingerTime)) != nil {
+	if rc.SetReadDeadline(time.Now().Add(wire.DrainMaxTime)) != nil {
 		return
 	}
 	if rc.Flush() != nil {
 		return
 	}
-	_, _ = io.CopyN(io.Discard, body, maxLingerBytes)
+	_, _ = io.CopyN(io.Discard, body, wire.DrainMaxBytes)
 }
 
 // headerList returns the value of the list-valued header key (in canonical
@@ -149,7 +142,7 @@ func writeResponse(w http.ResponseWriter, resp *wire.Response) {
 	case resp.Status == http.StatusNotModified:
 		// No body and no length: net/http drops them from a 304 anyway.
 	case resp.ContentLength != nil:
-		h["Content-Length"] = resp.ContentLength // the cached list's, shared likewise
+		h["Content-Length"] = resp.ContentLength // the cached list's (or a HEAD's), shared likewise
 	default:
 		h["Content-Length"] = []string{strconv.Itoa(resp.BodyLen())}
 	}

@@ -8,6 +8,13 @@ import (
 // DefaultMaxBodyBytes is the default limit on an update's request body.
 const DefaultMaxBodyBytes = 16 << 10
 
+// DefaultBodyTimeout is how long the API waits, by default, for the whole
+// body of an update once it starts reading it: 16 KiB (the default limit)
+// in 5 s is 3.2 KB/s, slower than any link a client of this API should be
+// on, and a client whose body stalls (a Content-Length that promises bytes
+// that never come) holds a connection and a goroutine no longer.
+const DefaultBodyTimeout = 5 * time.Second
+
 // Option configures an API built by New.
 type Option func(*config)
 
@@ -18,6 +25,7 @@ type config struct {
 	maxBodyBytes  int64
 	logger        *slog.Logger
 	storeTimeout  time.Duration
+	bodyTimeout   time.Duration
 	observer      Observer
 }
 
@@ -66,4 +74,18 @@ func WithLogger(l *slog.Logger) Option {
 // (the examples use 2s) so that a stalled store cannot hold requests.
 func WithStoreTimeout(d time.Duration) Option {
 	return func(c *config) { c.storeTimeout = d }
+}
+
+// WithBodyTimeout bounds the reading of an update's body: the API sets a
+// read deadline d ahead on the connection before it reads the body, and a
+// body that has not all arrived by then (a client that stalls, a
+// Content-Length larger than what is sent) is answered 408
+// request_timeout, on every framework alike. Default DefaultBodyTimeout;
+// 0 leaves the body to the server's own timeouts. The deadline replaces
+// the server's read deadline (http.Server.ReadTimeout) for the body: set
+// the option, not only the server, to bound it. It needs a connection
+// whose deadline can be set: net/http's (through
+// http.ResponseController), Fiber's with StreamRequestBody.
+func WithBodyTimeout(d time.Duration) Option {
+	return func(c *config) { c.bodyTimeout = d }
 }

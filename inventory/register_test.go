@@ -38,7 +38,7 @@ func TestRegisterOnServeMux(t *testing.T) {
 		{"PATCH", "/v1/inventory/", `{"quantity":9}`, 400, `"invalid_pet_id"`, ""},
 		{"PATCH", "/v1/inventory/5", `{"quantity":9}`, 404, `"not_found"`, ""},
 		{"DELETE", "/v1/inventory/4", "", 405, `"method_not_allowed"`, "PATCH"},
-		{"POST", "/v1/inventory", "", 405, `"method_not_allowed"`, "GET"},
+		{"POST", "/v1/inventory", "", 405, `"method_not_allowed"`, "GET, HEAD"},
 		{"GET", "/healthz", "", 200, "ok", ""},
 	}
 	for _, c := range cases {
@@ -117,7 +117,7 @@ func TestMiddleware(t *testing.T) {
 		{"GET", "/v2/inventory", "", 418, "", ""},
 	}
 	for _, m := range otherMethods {
-		cases = append(cases, tc{m, "/v1/inventory", "", 405, `"method_not_allowed"`, "GET"}, tc{m, "/v1/inventory/4", "", 405, `"method_not_allowed"`, "PATCH"})
+		cases = append(cases, tc{m, "/v1/inventory", "", 405, `"method_not_allowed"`, "GET, HEAD"}, tc{m, "/v1/inventory/4", "", 405, `"method_not_allowed"`, "PATCH"})
 	}
 	for _, c := range cases {
 		status, body, allow := do(t, srv, c.method, c.path, c.body)
@@ -153,7 +153,7 @@ func TestOtherMethodsNetHTTP(t *testing.T) {
 	for name, h := range map[string]http.Handler{"Register": registered, "StripPrefix": stripped} {
 		srv := httptest.NewServer(h)
 		for _, m := range otherMethods {
-			for path, allow := range map[string]string{"/v1/inventory": "GET", "/v1/inventory/4": "PATCH", "/v1/inventory/": "PATCH"} {
+			for path, allow := range map[string]string{"/v1/inventory": "GET, HEAD", "/v1/inventory/4": "PATCH", "/v1/inventory/": "PATCH"} {
 				status, body, gotAllow := do(t, srv, m, path, "")
 				if status != 405 || !strings.Contains(body, `"method_not_allowed"`) || gotAllow != allow {
 					t.Errorf("%s: %s %s = %d %s (Allow %q); want 405 method_not_allowed (Allow %q)", name, m, path, status, body, gotAllow, allow)

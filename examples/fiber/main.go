@@ -63,7 +63,8 @@ func run(addr string, log *slog.Logger) error {
 	if err := inventoryfiber.Register(app.Group("/v1"), api); err != nil {
 		return err
 	}
-	// Methods fiber routes nowhere (PROPFIND, a lowercase get) get the API's 405.
+	// Methods fiber routes nowhere (PROPFIND, a lowercase get) get the API's
+	// 405, and a body that stalls before any handler runs the API's 408.
 	if err := inventoryfiber.ServeOtherMethods(app, api, "/v1"); err != nil {
 		return err
 	}

@@ -22,6 +22,15 @@ type config struct {
 }
 
 // Option configures NewObserver.
+//
+// It is an interface with an unexported method, where package inventory's
+// Option is a func type, on purpose: it follows OpenTelemetry-Go's
+// convention (otelhttp.Option, otelgrpc.Option, the SDK's options), which
+// is what a reader of this module already knows from the rest of the
+// instrumentation they wire up. The shape also keeps the option's
+// signature private, so that an option can later apply to more than one
+// constructor without a breaking change. Callers see no difference: both
+// kinds are built with With… functions and passed as a variadic list.
 type Option interface {
 	apply(*config)
 }

@@ -100,6 +100,8 @@ func operation(doc *openapi3.T, method, path string) (*openapi3.Operation, strin
 	switch {
 	case list && method == http.MethodGet:
 		return doc.Paths.Value("/inventory").Get, "/inventory"
+	case list && method == http.MethodHead:
+		return doc.Paths.Value("/inventory").Head, "/inventory"
 	case !list && method == http.MethodPatch:
 		return doc.Paths.Value("/inventory/{petId}").Patch, "/inventory/{petId}"
 	}

@@ -169,6 +169,36 @@ func (e PetStatus) Valid() bool {
 	}
 }
 
+// Defines values for RequestTimeoutCode.
+const (
+	RequestTimeoutCodeRequestTimeout RequestTimeoutCode = "request_timeout"
+)
+
+// Valid indicates whether the value is a known member of the RequestTimeoutCode enum.
+func (e RequestTimeoutCode) Valid() bool {
+	switch e {
+	case RequestTimeoutCodeRequestTimeout:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RequestTimeoutErrorStatus.
+const (
+	N408 RequestTimeoutErrorStatus = 408
+)
+
+// Valid indicates whether the value is a known member of the RequestTimeoutErrorStatus enum.
+func (e RequestTimeoutErrorStatus) Valid() bool {
+	switch e {
+	case N408:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for UnauthorizedCode.
 const (
 	UnauthorizedCodeUnauthorized UnauthorizedCode = "unauthorized"
@@ -360,6 +390,25 @@ type PayloadTooLargeErrorStatus int
 // PetStatus Status of the pet an entry tracks.
 type PetStatus string
 
+// RequestTimeoutCode The request body did not all arrive within the body timeout.
+type RequestTimeoutCode string
+
+// RequestTimeoutError The body of a 408 answer.
+type RequestTimeoutError struct {
+	// Code The request body did not all arrive within the body timeout.
+	Code RequestTimeoutCode `json:"code"`
+
+	// Message A sentence a person can act on; it names the field or header at
+	// fault and never repeats any part of the Authorization header.
+	Message ErrorMessage `json:"message"`
+
+	// Status The HTTP status of the answer, repeated.
+	Status RequestTimeoutErrorStatus `json:"status"`
+}
+
+// RequestTimeoutErrorStatus The HTTP status of the answer, repeated.
+type RequestTimeoutErrorStatus int
+
 // UnauthorizedCode The API key is missing or not valid.
 type UnauthorizedCode string
 
@@ -435,6 +484,9 @@ type NotFound = NotFoundError
 // PayloadTooLarge The body of a 413 answer.
 type PayloadTooLarge = PayloadTooLargeError
 
+// RequestTimeout The body of a 408 answer.
+type RequestTimeout = RequestTimeoutError
+
 // Unauthorized The body of a 401 answer.
 type Unauthorized = UnauthorizedError
 
@@ -446,6 +498,26 @@ type UnsupportedMediaType = UnsupportedMediaTypeError
 
 // ListInventoryParams defines parameters for ListInventory.
 type ListInventoryParams struct {
+	// AcceptEncoding The content-codings the client accepts, negotiated as RFC 9110
+	// section 12.5.3 says (q-values, `gzip;q=0`, `identity;q=0`, `*`;
+	// `x-gzip` is gzip). When gzip's weight is above 0 and at least
+	// identity's, and the identity body is at least 1 400 bytes, the
+	// answer is gzip; otherwise it is identity, also when the header is
+	// absent or nothing is acceptable (never 406). A client that sets
+	// this header itself decodes the body itself.
+	AcceptEncoding *AcceptEncoding `json:"Accept-Encoding,omitempty"`
+
+	// IfNoneMatch Entity tags from earlier list answers (a comma-separated list, or
+	// `*`), compared weakly (`W/` is ignored). When one matches the tag
+	// of the representation that would be sent, or for `*`, the answer
+	// is 304 with no body. The store is asked what changed first, so a
+	// tag of a state older than an update answered before the request
+	// began never matches.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
+}
+
+// HeadInventoryParams defines parameters for HeadInventory.
+type HeadInventoryParams struct {
 	// AcceptEncoding The content-codings the client accepts, negotiated as RFC 9110
 	// section 12.5.3 says (q-values, `gzip;q=0`, `identity;q=0`, `*`;
 	// `x-gzip` is gzip). When gzip's weight is above 0 and at least
@@ -557,6 +629,17 @@ type ClientInterface interface {
 	// Corresponds with GET /inventory (the `ListInventory` operationId).
 	ListInventory(ctx context.Context, params *ListInventoryParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// HeadInventory Revalidate inventory
+	//
+	// The list's GET without the body (RFC 9110 section 9.3.2): the same
+	// status and headers, with the Content-Length and Content-Encoding of
+	// the body the GET would send. A poller revalidates its copy with a
+	// conditional HEAD (If-None-Match), answered 304 while nothing
+	// changed. The checks are the GET's, in its order.
+	//
+	// Corresponds with HEAD /inventory (the `HeadInventory` operationId).
+	HeadInventory(ctx context.Context, params *HeadInventoryParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// UpdateInventoryWithBody Update stock level
 	//
 	// Sets the stock count of one pet. `quantity` replaces the stored
@@ -628,6 +711,27 @@ type ClientInterface interface {
 // Corresponds with GET /inventory (the `ListInventory` operationId).
 func (c *Client) ListInventory(ctx context.Context, params *ListInventoryParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListInventoryRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// HeadInventory Revalidate inventory
+//
+// The list's GET without the body (RFC 9110 section 9.3.2): the same
+// status and headers, with the Content-Length and Content-Encoding of
+// the body the GET would send. A poller revalidates its copy with a
+// conditional HEAD (If-None-Match), answered 304 while nothing
+// changed. The checks are the GET's, in its order.
+//
+// Corresponds with HEAD /inventory (the `HeadInventory` operationId).
+func (c *Client) HeadInventory(ctx context.Context, params *HeadInventoryParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewHeadInventoryRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -778,6 +882,59 @@ func NewListInventoryRequest(server string, params *ListInventoryParams) (*http.
 	return req, nil
 }
 
+// NewHeadInventoryRequest constructs an http.Request for the HeadInventory method
+func NewHeadInventoryRequest(server string, params *HeadInventoryParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/inventory")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodHead, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.AcceptEncoding != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Accept-Encoding", *params.AcceptEncoding, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Accept-Encoding", headerParam0)
+		}
+
+		if params.IfNoneMatch != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewUpdateInventoryRequest calls the generic UpdateInventory builder with application/json body
 func NewUpdateInventoryRequest(server string, petId int64, body UpdateInventoryJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -894,6 +1051,19 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /inventory (the `ListInventory` operationId).
 	ListInventoryWithResponse(ctx context.Context, params *ListInventoryParams, reqEditors ...RequestEditorFn) (*ListInventoryResponse, error)
+
+	// HeadInventoryWithResponse Revalidate inventory
+	//
+	// The list's GET without the body (RFC 9110 section 9.3.2): the same
+	// status and headers, with the Content-Length and Content-Encoding of
+	// the body the GET would send. A poller revalidates its copy with a
+	// conditional HEAD (If-None-Match), answered 304 while nothing
+	// changed. The checks are the GET's, in its order.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with HEAD /inventory (the `HeadInventory` operationId).
+	HeadInventoryWithResponse(ctx context.Context, params *HeadInventoryParams, reqEditors ...RequestEditorFn) (*HeadInventoryResponse, error)
 
 	// UpdateInventoryWithBodyWithResponse Update stock level
 	//
@@ -1062,6 +1232,88 @@ func (r ListInventoryResponse) ContentType() string {
 	return ""
 }
 
+// HeadInventoryResponse200Headers the declared response headers of an HTTP 200 response for HeadInventory
+type HeadInventoryResponse200Headers struct {
+	CacheControl        string
+	ContentEncoding     *string
+	ContentLength       int
+	ETag                string
+	Vary                string
+	XContentTypeOptions string
+}
+
+// HeadInventoryResponse304Headers the declared response headers of an HTTP 304 response for HeadInventory
+type HeadInventoryResponse304Headers struct {
+	CacheControl        string
+	ETag                string
+	Vary                string
+	XContentTypeOptions *string
+}
+
+// HeadInventoryResponse401Headers the declared response headers of an HTTP 401 response for HeadInventory
+type HeadInventoryResponse401Headers struct {
+	CacheControl        string
+	WWWAuthenticate     string
+	XContentTypeOptions string
+}
+
+// HeadInventoryResponse500Headers the declared response headers of an HTTP 500 response for HeadInventory
+type HeadInventoryResponse500Headers struct {
+	CacheControl        string
+	XContentTypeOptions string
+}
+
+// HeadInventoryResponse503Headers the declared response headers of an HTTP 503 response for HeadInventory
+type HeadInventoryResponse503Headers struct {
+	CacheControl        string
+	RetryAfter          int
+	XContentTypeOptions string
+}
+
+type HeadInventoryResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *HeadInventoryResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *HeadInventoryResponse304Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *HeadInventoryResponse401Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *HeadInventoryResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *HeadInventoryResponse503Headers
+}
+
+// GetBody returns the raw response body bytes
+func (r HeadInventoryResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r HeadInventoryResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r HeadInventoryResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r HeadInventoryResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // UpdateInventoryResponse200Headers the declared response headers of an HTTP 200 response for UpdateInventory
 type UpdateInventoryResponse200Headers struct {
 	CacheControl        string
@@ -1083,6 +1335,12 @@ type UpdateInventoryResponse401Headers struct {
 
 // UpdateInventoryResponse404Headers the declared response headers of an HTTP 404 response for UpdateInventory
 type UpdateInventoryResponse404Headers struct {
+	CacheControl        string
+	XContentTypeOptions string
+}
+
+// UpdateInventoryResponse408Headers the declared response headers of an HTTP 408 response for UpdateInventory
+type UpdateInventoryResponse408Headers struct {
 	CacheControl        string
 	XContentTypeOptions string
 }
@@ -1123,6 +1381,8 @@ type UpdateInventoryResponse struct {
 	JSON401 *Unauthorized
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *RequestTimeout
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *PayloadTooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -1139,6 +1399,8 @@ type UpdateInventoryResponse struct {
 	Headers401 *UpdateInventoryResponse401Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *UpdateInventoryResponse404Headers
+	// Headers408 the parsed response headers for an HTTP 408 response
+	Headers408 *UpdateInventoryResponse408Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *UpdateInventoryResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
@@ -1167,6 +1429,11 @@ func (r UpdateInventoryResponse) GetJSON401() *Unauthorized {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r UpdateInventoryResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r UpdateInventoryResponse) GetJSON408() *RequestTimeout {
+	return r.JSON408
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -1237,6 +1504,25 @@ func (c *ClientWithResponses) ListInventoryWithResponse(ctx context.Context, par
 		return nil, err
 	}
 	return ParseListInventoryResponse(rsp)
+}
+
+// HeadInventoryWithResponse Revalidate inventory
+//
+// The list's GET without the body (RFC 9110 section 9.3.2): the same
+// status and headers, with the Content-Length and Content-Encoding of
+// the body the GET would send. A poller revalidates its copy with a
+// conditional HEAD (If-None-Match), answered 304 while nothing
+// changed. The checks are the GET's, in its order.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with HEAD /inventory (the `HeadInventory` operationId).
+func (c *ClientWithResponses) HeadInventoryWithResponse(ctx context.Context, params *HeadInventoryParams, reqEditors ...RequestEditorFn) (*HeadInventoryResponse, error) {
+	rsp, err := c.HeadInventory(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseHeadInventoryResponse(rsp)
 }
 
 // UpdateInventoryWithBodyWithResponse Update stock level
@@ -1501,6 +1787,166 @@ func ParseListInventoryResponse(rsp *http.Response) (*ListInventoryResponse, err
 	return response, nil
 }
 
+// ParseHeadInventoryResponse parses an HTTP response from a HeadInventoryWithResponse call
+func ParseHeadInventoryResponse(rsp *http.Response) (*HeadInventoryResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &HeadInventoryResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers HeadInventoryResponse200Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Length"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Length", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLength = value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers HeadInventoryResponse304Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = &value
+		}
+		response.Headers304 = &headers
+	case rsp.StatusCode == 401:
+		var headers HeadInventoryResponse401Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 500:
+		var headers HeadInventoryResponse500Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers HeadInventoryResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseUpdateInventoryResponse parses an HTTP response from a UpdateInventoryWithResponse call
 func ParseUpdateInventoryResponse(rsp *http.Response) (*UpdateInventoryResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -1542,6 +1988,13 @@ func ParseUpdateInventoryResponse(rsp *http.Response) (*UpdateInventoryResponse,
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest RequestTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest PayloadTooLarge
@@ -1649,6 +2102,23 @@ func ParseUpdateInventoryResponse(rsp *http.Response) (*UpdateInventoryResponse,
 			headers.XContentTypeOptions = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 408:
+		var headers UpdateInventoryResponse408Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		response.Headers408 = &headers
 	case rsp.StatusCode == 413:
 		var headers UpdateInventoryResponse413Headers
 		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {

@@ -281,7 +281,7 @@ func startApp(t *testing.T, bin, key string) string {
 	return ""
 }
 
-var summaryRE = regexp.MustCompile(`(?m)^.*(\d+) passed, (\d+) failed, (\d+) skipped.*$`)
+var summaryRE = regexp.MustCompile(`(?m)^.*?\b(\d+) passed, (\d+) failed, (\d+) skipped.*$`)
 
 // conformance runs the installed inventory-conformance against baseURL; it
 // must exit 0 (no check failed) having passed at least one check. It returns

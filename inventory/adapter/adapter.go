@@ -3,6 +3,7 @@ package adapter
 import (
 	"context"
 	"io"
+	"time"
 
 	"github.com/petinventory/petinventory/inventory"
 	"github.com/petinventory/petinventory/inventory/internal/wire"
@@ -30,6 +31,14 @@ type Request struct {
 	// Body is read only for an update, at most to the body limit + 1
 	// byte. The zero Body is an empty body.
 	Body Body
+	// SetReadDeadline, for a streamed body, sets the read deadline of the
+	// connection it comes from (the zero time clears it), as
+	// net.Conn.SetReadDeadline does. With it the API bounds the body's
+	// arrival (inventory.WithBodyTimeout) and answers a body that stalls
+	// 408 request_timeout; nil leaves that to the framework. A read that
+	// fails on a deadline must return an error for which
+	// errors.Is(err, os.ErrDeadlineExceeded) or a net.Error's Timeout().
+	SetReadDeadline func(time.Time) error
 }
 
 // Body is a request body as the adapter has it: still to be read
@@ -54,7 +63,9 @@ func BufferedBody(b []byte) Body { return Body{b: b} }
 // to write in order (Body): one piece for every answer but a large list,
 // whose pieces are shared by every list in flight and must never be copied
 // into one buffer per response (write them one by one, or hand BodyReader
-// to the framework, as fasthttp's SetBodyStream takes it); none for a 304.
+// to the framework, as fasthttp's SetBodyStream takes it); none for a 304
+// or for the answer to HEAD, which carries the Content-Length of the GET's
+// body among the headers VisitHeaders names.
 // The body must not be modified. Call Release once the body has been
 // written; forgetting it only costs garbage, and a second Release does
 // nothing.
@@ -67,7 +78,8 @@ type Response struct {
 }
 
 // Body returns the body as pieces to write in order: one piece for every
-// answer but a large list, none when there is no body (a 304).
+// answer but a large list, none when there is no body (a 304, the answer
+// to HEAD).
 func (r *Response) Body() [][]byte {
 	switch {
 	case r.w.Pieces != nil:
@@ -98,7 +110,8 @@ func (r *Response) BodyReader() io.Reader {
 // X-Content-Type-Options), Cache-Control (no-store, or a list's
 // "private, no-cache"), a list's ETag and Vary and, when its body is
 // gzip, Content-Encoding, and those of this answer (Allow,
-// WWW-Authenticate, Retry-After). Names come in canonical form
+// WWW-Authenticate, Retry-After; Content-Length on the answer to HEAD,
+// which has no body to take it from). Names come in canonical form
 // (textproto.CanonicalMIMEHeaderKey, so "Www-Authenticate" and "Etag"):
 // the form both net/http and fasthttp store and look up, so that a host's
 // middleware finds and replaces them. A header is set at most once.
@@ -135,6 +148,9 @@ func Serve(ctx context.Context, api *inventory.API, req Request) *Response {
 		BodyReader:     req.Body.r,
 		BodyBytes:      req.Body.b,
 	}}
+	if req.Body.r != nil {
+		r.req.SetReadDeadline = req.SetReadDeadline
+	}
 	r.w = wire.Serve(api, ctx, &r.req)
 	r.req = wire.Request{} // the adapter's memory is not kept past Serve
 	r.Status = r.w.Status

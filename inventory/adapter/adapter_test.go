@@ -88,3 +88,39 @@ func TestStable(t *testing.T) {
 	list.Release()
 	denied.Release()
 }
+
+// Match finds the routes the three Paths register, as a router would:
+// the list, the item (an empty petId included), nothing else; under says
+// which paths are the API's to answer 404.
+func TestMatchAndPaths(t *testing.T) {
+	for _, c := range []struct {
+		path          string
+		caseSensitive bool
+		route         inventory.Route
+		petID         string
+		under         bool
+	}{
+		{"/v1/inventory", true, inventory.RouteList, "", true},
+		{"/v1/inventory/", true, inventory.RouteItem, "", true},
+		{"/v1/inventory/42", true, inventory.RouteItem, "42", true},
+		{"/v1/inventory/42/x", true, 0, "", true},
+		{"/v1/inventoryx", true, 0, "", false},
+		{"/v2/inventory", true, 0, "", false},
+		{"/V1/Inventory/7", true, 0, "", false},
+		{"/V1/Inventory/7", false, inventory.RouteItem, "7", true},
+	} {
+		route, petID, under := adapter.Match(c.path, "/v1", c.caseSensitive)
+		if route != c.route || petID != c.petID || under != c.under {
+			t.Errorf("Match(%q, caseSensitive %v) = %v %q %v; want %v %q %v", c.path, c.caseSensitive, route, petID, under, c.route, c.petID, c.under)
+		}
+	}
+	paths := adapter.Paths(":petId")
+	if paths[0].Pattern != "/inventory" || paths[1].Pattern != "/inventory/" || paths[2].Pattern != "/inventory/:petId" || !paths[2].PetID || paths[0].Route != inventory.RouteList {
+		t.Errorf("Paths(:petId) = %+v", paths)
+	}
+	for _, bad := range []string{"v1", "/v1/", "/{v}", "/a b"} {
+		if adapter.CheckPrefix(bad) == nil {
+			t.Errorf("CheckPrefix(%q) accepted it", bad)
+		}
+	}
+}

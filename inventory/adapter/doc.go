@@ -11,12 +11,17 @@
 //
 // An adapter copies the request in and the response out, and decides
 // nothing: every status, header and body comes from Serve, so that the API
-// behaves the same on every framework. Register every method on both
-// paths, so that other methods get the contract's 405:
+// behaves the same on every framework. Register every method (HEAD too)
+// on the three paths Paths gives, so that other methods get the
+// contract's 405:
 //
 //	{prefix}/inventory           Route inventory.RouteList
 //	{prefix}/inventory/          Route inventory.RouteItem, PetID ""
 //	{prefix}/inventory/{petId}   Route inventory.RouteItem
+//
+// Where the router cannot route a request at all (Fiber's unknown
+// methods), Match finds its route as those paths would. A refused body is
+// drained within DrainMaxBytes and DrainMaxTime.
 //
 // The conformance suite (module conformancetest) checks an adapter over
 // real sockets; run it against a test server of yours.

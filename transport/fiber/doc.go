@@ -28,8 +28,11 @@
 //
 // Fiber answers a method outside fiber.Config.RequestMethods (default
 // fiber.DefaultMethods), or in lowercase, with its own 400 "Invalid http
-// method" before any handler runs; ServeOtherMethods lets the API answer
-// those on its paths with the contract's 405 and Allow:
+// method" before any handler runs, and fasthttp reads a body (its first
+// 8 KiB when streamed) before any handler too, answering one that stalls
+// with fiber's plain-text 408; ServeOtherMethods lets the API answer
+// both on its paths, with the contract's 405 and Allow, and its 408
+// request_timeout within the API's body timeout:
 //
 //	if err := inventoryfiber.ServeOtherMethods(app, api, "/v1"); err != nil { ... }
 package inventoryfiber

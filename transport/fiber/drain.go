@@ -6,22 +6,15 @@ import (
 	"net"
 	"time"
 
+	"github.com/petinventory/petinventory/inventory/adapter"
 	"github.com/valyala/fasthttp"
 )
 
-// What is read and discarded of a refused streamed body. Up to
-// maxDrainBytes is read in the handler, and the connection stays usable
-// (net/http's bound). Past it the connection is closed, but only after the
-// answer has been sent and the rest of the body read for up to
-// maxLingerBytes and maxLingerTime: closing a socket with unread bytes
-// makes the kernel reset the connection, and a client still sending its
-// body then loses the answer it was about to read. maxLingerBytes and
-// maxLingerTime are the bounds package inventory keeps on net/http.
-const (
-	maxDrainBytes  = 256 << 10
-	maxLingerBytes = 64 << 20
-	maxLingerTime  = 3 * time.Second
-)
+// maxDrainBytes is what is read of a refused streamed body in the
+// handler, with the connection kept usable (net/http's bound). Past it the
+// connection is closed, but only after the answer has been sent and the
+// rest of the body read within adapter.DrainMaxBytes and DrainMaxTime.
+const maxDrainBytes = 256 << 10
 
 // countingReader records how much of its reader was read, and whether to
 // the end.
@@ -70,14 +63,14 @@ func lingerClose(ctx *fasthttp.RequestCtx, rest int64) {
 		if u, ok := c.(interface{ UnsafeConn() net.Conn }); ok {
 			raw = u.UnsafeConn()
 		}
-		deadline := time.Now().Add(maxLingerTime)
+		deadline := time.Now().Add(adapter.DrainMaxTime)
 		_ = raw.SetDeadline(deadline)
 		bw := bufio.NewWriter(raw)
 		if ctx.Response.Write(bw) == nil && bw.Flush() == nil {
 			if cw, ok := raw.(interface{ CloseWrite() error }); ok {
 				_ = cw.CloseWrite()
 			}
-			limit := int64(maxLingerBytes)
+			limit := int64(adapter.DrainMaxBytes)
 			if rest >= 0 {
 				limit = min(rest, limit)
 			}

@@ -54,7 +54,7 @@ func TestOtherMethods(t *testing.T) {
 			return resp.StatusCode, string(b), resp.Header.Get("Allow")
 		}
 		for _, m := range methods {
-			for path, allow := range map[string]string{"/v1/inventory": "GET", "/v1/inventory/1": "PATCH", "/v1/inventory/": "PATCH", "/V1/Inventory/1": "PATCH"} {
+			for path, allow := range map[string]string{"/v1/inventory": "GET, HEAD", "/v1/inventory/1": "PATCH", "/v1/inventory/": "PATCH", "/V1/Inventory/1": "PATCH"} {
 				status, body, gotAllow := do(m, path)
 				api := status == 405 && strings.Contains(body, `"method_not_allowed"`) && gotAllow == allow
 				want := tc.serve || slices.Contains(tc.listed, m)

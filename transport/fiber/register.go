@@ -15,8 +15,8 @@ import (
 // Register mounts the inventory routes on router, which may be the app or
 // any group (the group's path is the prefix):
 //
-//	GET   /inventory
-//	PATCH /inventory/{petId}
+//	GET, HEAD /inventory
+//	PATCH     /inventory/{petId}
 //
 // The routes are registered for every method the app serves, so that other
 // methods get the contract's 405 with Allow; the app's settings are not
@@ -36,21 +36,16 @@ func Register(router fiber.Router, api *inventory.API) (err error) {
 			err = fmt.Errorf("inventoryfiber: Register: fiber refused the routes: %v", v)
 		}
 	}()
-	router.All("/inventory", func(c *fiber.Ctx) error {
-		// Without StrictRouting (fiber's default) "/inventory/" lands here;
-		// it is the item route with an empty petId, as on every transport.
-		if strings.HasSuffix(c.Path(), "/") {
-			return serve(c, api, inventory.RouteItem, "")
-		}
-		return serve(c, api, inventory.RouteList, "")
-	})
-	// With StrictRouting, "/inventory/" needs its own route.
-	router.All("/inventory/", func(c *fiber.Ctx) error {
-		return serve(c, api, inventory.RouteItem, "")
-	})
-	router.All("/inventory/:petId", func(c *fiber.Ctx) error {
-		return serve(c, api, inventory.RouteItem, c.Params("petId"))
-	})
+	for _, p := range adapter.Paths(":petId") {
+		router.All(p.Pattern, func(c *fiber.Ctx) error {
+			if p.Route == inventory.RouteList && strings.HasSuffix(c.Path(), "/") {
+				// Without StrictRouting (fiber's default) "/inventory/"
+				// lands here: it is the item route with an empty petId.
+				return serve(c, api, inventory.RouteItem, "")
+			}
+			return serve(c, api, p.Route, c.Params("petId")) // "" without the wildcard
+		})
+	}
 	return nil
 }
 
@@ -78,6 +73,9 @@ func serve(c *fiber.Ctx, api *inventory.API, route inventory.Route, petID string
 		stream = &countingReader{r: s}
 		req.Body = adapter.StreamedBody(stream)
 		req.ContentLength = max(int64(c.Request().Header.ContentLength()), -1)
+		if route == inventory.RouteItem {
+			req.SetReadDeadline = c.Context().Conn().SetReadDeadline // the API's body timeout
+		}
 	} else if route != inventory.RouteList {
 		// fasthttp has buffered the body (up to BodyLimit); raw, with no
 		// Content-Encoding decoding, as on net/http.
@@ -87,11 +85,20 @@ func serve(c *fiber.Ctx, api *inventory.API, route inventory.Route, petID string
 		req.ContentType = utils.UnsafeString(c.Request().Header.ContentType()) // valid until Serve returns, as Request allows; no key lookup
 	}
 	resp := adapter.Serve(c.UserContext(), api, req)
-	if stream != nil && !stream.eof && req.ContentLength != 0 {
+	switch {
+	case resp.Status == fiber.StatusRequestTimeout:
+		c.Context().SetConnectionClose() // the body stalled: nothing to drain
+	case stream != nil && !stream.eof && req.ContentLength != 0:
 		// The API refused the body without reading it all (413, 401, a
 		// list or a 405 that reads none): see drainRefused.
 		drainRefused(c.Context(), stream, req.ContentLength)
 	}
+	write(c, resp)
+	return nil
+}
+
+// write copies resp out to c's response, then releases it.
+func write(c *fiber.Ctx, resp *adapter.Response) {
 	c.Status(resp.Status)
 	h := &c.Response().Header
 	resp.VisitHeaders(func(name, value string) {
@@ -115,7 +122,6 @@ func serve(c *fiber.Ctx, api *inventory.API, route inventory.Route, petID string
 		c.Response().SetBody(body[0]) // copies, before the buffer is reused
 	}
 	resp.Release()
-	return nil
 }
 
 // headerList returns the value of the list-valued request header key, its

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/petinventory/petinventory/internal/benchfix"
@@ -176,6 +177,7 @@ func TestLargeListOverSocket(t *testing.T) {
 	}
 	addr := serveApp(t, app)
 	check("http://" + addr + "/inventory")
+	benchfix.Head(t, "http://"+addr+"/inventory", "http://"+addr+"/inventory/1")
 }
 
 // serveApp serves app on a loopback port of its own until the test ends,
@@ -189,4 +191,25 @@ func serveApp(t *testing.T, app *fiber.App) string {
 	go func() { _ = app.Listener(ln) }()
 	t.Cleanup(func() { _ = app.Shutdown() })
 	return ln.Addr().String()
+}
+
+// An update body that stalls is answered 408 request_timeout with the
+// contract's Error body once the API's body timeout passes, not fasthttp's
+// plain-text 408, also when the server's own ReadTimeout is longer; with
+// the body streamed or buffered by fasthttp before the handler.
+func TestStalledBodyOverSocket(t *testing.T) {
+	for _, stream := range []bool{true, false} {
+		t.Run(fmt.Sprintf("StreamRequestBody=%v", stream), func(t *testing.T) {
+			app := fiber.New(fiber.Config{StreamRequestBody: stream, ReadTimeout: time.Minute, DisableStartupMessage: true})
+			api := benchfix.StallAPI(t)
+			if err := inventoryfiber.Register(app.Group("/v1"), api); err != nil {
+				t.Fatal(err)
+			}
+			if err := inventoryfiber.ServeOtherMethods(app, api, "/v1"); err != nil {
+				t.Fatal(err)
+			}
+			addr := serveApp(t, app)
+			benchfix.StalledBody(t, "http://"+addr+"/v1/inventory/1", benchfix.StallTimeout)
+		})
+	}
 }

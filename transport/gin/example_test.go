@@ -75,6 +75,6 @@ func ExampleNoRoute() {
 		fmt.Println(resp.StatusCode, resp.Header.Get("Allow"), string(body))
 	}
 	// Output:
-	// 405 GET {"code":"method_not_allowed","message":"method PROPFIND is not allowed here; this path allows GET","status":405}
+	// 405 GET, HEAD {"code":"method_not_allowed","message":"method PROPFIND is not allowed here; this path allows GET, HEAD","status":405}
 	// 404  404 page not found
 }

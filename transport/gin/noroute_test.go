@@ -42,7 +42,7 @@ func TestNoRouteAnswersOtherMethods(t *testing.T) {
 		var cases []tc
 		for _, m := range []string{"FOO", "PROPFIND", "get", "patch"} {
 			cases = append(cases,
-				tc{m, "/v1/inventory", 405, `"method_not_allowed"`, "GET"},
+				tc{m, "/v1/inventory", 405, `"method_not_allowed"`, "GET, HEAD"},
 				tc{m, "/v1/inventory/", 405, `"method_not_allowed"`, "PATCH"},
 				tc{m, "/v1/inventory/1", 405, `"method_not_allowed"`, "PATCH"},
 				tc{m, "/other", 404, "host", ""},
@@ -51,7 +51,7 @@ func TestNoRouteAnswersOtherMethods(t *testing.T) {
 		cases = append(cases,
 			tc{"GET", "/nowhere", 404, "host", ""},
 			tc{"GET", "/v1/inventory/1/x", 404, `"not_found"`, ""},
-			tc{"DELETE", "/v1/inventory", 405, `"method_not_allowed"`, "GET"},
+			tc{"DELETE", "/v1/inventory", 405, `"method_not_allowed"`, "GET, HEAD"},
 		)
 		for _, c := range cases {
 			req, _ := http.NewRequest(c.method, srv.URL+c.path, nil)

@@ -6,13 +6,14 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/petinventory/petinventory/inventory"
+	"github.com/petinventory/petinventory/inventory/adapter"
 )
 
 // Register mounts the inventory routes on router, which may be the engine
 // or any group (the group's path is the prefix):
 //
-//	GET   /inventory
-//	PATCH /inventory/{petId}
+//	GET, HEAD /inventory
+//	PATCH     /inventory/{petId}
 //
 // Every standard method is registered on both paths, so that other methods
 // get the contract's 405 with Allow even though gin's
@@ -32,16 +33,10 @@ func Register(router gin.IRouter, api *inventory.API) (err error) {
 			err = fmt.Errorf("inventorygin: Register: gin refused the routes: %v", v)
 		}
 	}()
-	router.Any("/inventory", func(c *gin.Context) {
-		api.ServeRoute(c.Writer, c.Request, inventory.RouteList, "")
-	})
-	// "/inventory/" is the item route with an empty petId (a 400), not a
-	// redirect to the list.
-	router.Any("/inventory/", func(c *gin.Context) {
-		api.ServeRoute(c.Writer, c.Request, inventory.RouteItem, "")
-	})
-	router.Any("/inventory/:petId", func(c *gin.Context) {
-		api.ServeRoute(c.Writer, c.Request, inventory.RouteItem, c.Param("petId"))
-	})
+	for _, p := range adapter.Paths(":petId") {
+		router.Any(p.Pattern, func(c *gin.Context) {
+			api.ServeRoute(c.Writer, c.Request, p.Route, c.Param("petId")) // "" without the wildcard
+		})
+	}
 	return nil
 }

@@ -59,6 +59,7 @@ func TestLargeListOverSocket(t *testing.T) {
 	srv := httptest.NewServer(engine)
 	defer srv.Close()
 	check(srv.URL + "/v1/inventory")
+	benchfix.Head(t, srv.URL+"/v1/inventory", srv.URL+"/v1/inventory/1")
 }
 
 // A client sending an update body far past the limit reads its 413 on
@@ -72,4 +73,17 @@ func TestLargeBodyAlwaysReadsItsAnswer(t *testing.T) {
 	srv := httptest.NewServer(engine)
 	defer srv.Close()
 	benchfix.RefusedLargeBodies(t, srv.URL, "k", 50)
+}
+
+// An update body that stalls is answered 408 request_timeout once the
+// API's body timeout passes, not gin's or the server's answer.
+func TestStalledBodyOverSocket(t *testing.T) {
+	gin.SetMode(gin.ReleaseMode)
+	engine := gin.New()
+	if err := inventorygin.Register(engine.Group("/v1"), benchfix.StallAPI(t)); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(engine)
+	defer srv.Close()
+	benchfix.StalledBody(t, srv.URL+"/v1/inventory/1", benchfix.StallTimeout)
 }

@@ -9,7 +9,9 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"strconv"
 	"sync"
+	"time"
 )
 
 var _ io.WriterTo = (*PiecesReader)(nil)
@@ -26,6 +28,9 @@ type Request struct {
 	ContentLength  int64
 	BodyReader     io.Reader // a body still to be read, or nil
 	BodyBytes      []byte    // a body in memory, when BodyReader is nil
+	// SetReadDeadline sets the read deadline of the connection BodyReader
+	// reads from (the zero time clears it); nil when it cannot be set.
+	SetReadDeadline func(time.Time) error
 }
 
 // Serve answers req on api (an *inventory.API). Package inventory sets it
@@ -48,7 +53,19 @@ type Response struct {
 	ETag          []string
 	Gzip          bool     // the body is gzip-encoded (Content-Encoding: gzip)
 	Buf           *[]byte  // pooled buffer that backs Body, if any
-	ContentLength []string // a cached body's Content-Length value, shared
+	ContentLength []string // a cached body's Content-Length value, shared; set with Head
+	Head          bool     // the answer to HEAD: no body, the GET's ContentLength
+}
+
+// OmitBody makes r the answer to a HEAD request: the same status and
+// headers, no body, and the Content-Length the body had. A 304 has
+// neither.
+func (r *Response) OmitBody() {
+	if r.Status != http.StatusNotModified && r.ContentLength == nil {
+		r.ContentLength = []string{strconv.Itoa(r.BodyLen())}
+	}
+	r.Release()
+	r.Head = true
 }
 
 // The response headers, defined once. Names are in canonical form
@@ -64,6 +81,7 @@ const (
 	HeaderETag            = "Etag"
 	HeaderVary            = "Vary"
 	HeaderContentEncoding = "Content-Encoding"
+	HeaderContentLength   = "Content-Length"
 )
 
 // FixedHeaders are the headers every response carries, with their value
@@ -91,11 +109,12 @@ type Header struct {
 }
 
 // MaxOwnHeaders is how many headers of its own a response can carry.
-const MaxOwnHeaders = 7
+const MaxOwnHeaders = 8
 
 // OwnHeaders writes the response's own headers (Cache-Control, and those
-// of Etag, Vary, Content-Encoding, Allow, WWW-Authenticate, Retry-After it
-// has) into hs, and returns how many.
+// of Etag, Vary, Content-Encoding, the Content-Length of an answer to
+// HEAD, Allow, WWW-Authenticate, Retry-After it has) into hs, and returns
+// how many.
 func (r *Response) OwnHeaders(hs *[MaxOwnHeaders]Header) (n int) {
 	if r.ETag == nil {
 		hs[0] = noStore
@@ -107,6 +126,10 @@ func (r *Response) OwnHeaders(hs *[MaxOwnHeaders]Header) (n int) {
 			hs[3] = contentEncoding
 			n = 4
 		}
+	}
+	if r.Head && r.ContentLength != nil {
+		hs[n] = Header{HeaderContentLength, r.ContentLength[0], r.ContentLength}
+		n++
 	}
 	for _, h := range [...]Header{{HeaderAllow, r.Allow, nil}, {HeaderWWWAuthenticate, r.WWWAuthenticate, nil}, {HeaderRetryAfter, r.RetryAfter, nil}} {
 		if h.Value != "" {
