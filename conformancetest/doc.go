@@ -7,7 +7,8 @@
 // any implementation, in any language, by its URL.
 //
 // Every rule is a named check ("auth/missing-header", "body/trailing-data",
-// "concurrency/parallel-updates", …) that cites its source ("spec §4.2 rule
+// "concurrency/parallel-updates", "head/not-modified", "body/stalled",
+// "consistency/linearizable", …) that cites its source ("spec §4.2 rule
 // 1", "CONTRACT.md §Authentication") and ends as pass, fail or skip (with
 // the reason). A failure carries what was sent, what came back, what was
 // expected, and a curl command that reproduces it. The API key is never
