@@ -11,10 +11,10 @@ import (
 	"regexp"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/petinventory/petinventory/internal/proctest"
 	"github.com/petinventory/petinventory/internal/redistest"
 )
 
@@ -71,25 +71,7 @@ func commandBinary(t *testing.T) string {
 // replica is one running examples/redis process.
 type replica struct {
 	base string // http://127.0.0.1:PORT/v1
-	logs *syncBuffer
-}
-
-// syncBuffer is a buffer a process writes to while a test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (w *syncBuffer) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
-}
-
-func (w *syncBuffer) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.String()
+	srv  *proctest.Server
 }
 
 // startReplicas runs one examples/redis process per framework on
@@ -100,46 +82,23 @@ func startReplicas(t *testing.T, redisURL, prefix string, frameworks []string, a
 	bin := exampleServer(t)
 	var out []replica
 	for _, fw := range frameworks {
-		port := redistest.FreePort(t)
-		r := replica{base: fmt.Sprintf("http://127.0.0.1:%d/v1", port), logs: &syncBuffer{}}
-		cmd := exec.Command(bin, append([]string{"-addr", fmt.Sprintf("127.0.0.1:%d", port), "-framework", fw, "-redis-prefix", prefix}, args...)...)
-		cmd.Env = append(os.Environ(), "REDIS_URL="+redisURL, "INVENTORY_API_KEYS="+testKey)
-		cmd.Stdout, cmd.Stderr = r.logs, r.logs
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		exited := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(exited) }()
-		t.Cleanup(func() {
-			_ = cmd.Process.Signal(syscall.SIGTERM)
-			select {
-			case <-exited:
-			case <-time.After(15 * time.Second):
-				_ = cmd.Process.Kill()
-				<-exited
-			}
-			if t.Failed() {
-				t.Logf("%s server output:\n%s", fw, r.logs.String())
-			}
-		})
-		ready := strings.TrimSuffix(r.base, "/v1") + "/readyz"
+		srv := proctest.Start(t, bin, testKey, []string{"REDIS_URL=" + redisURL, "INVENTORY_API_KEYS=" + testKey},
+			append([]string{"-framework", fw, "-redis-prefix", prefix}, args...))
 		for deadline := time.Now().Add(30 * time.Second); ; {
-			if resp, err := http.Get(ready); err == nil {
+			if resp, err := http.Get(srv.Base + "/readyz"); err == nil {
 				resp.Body.Close()
 				if resp.StatusCode == http.StatusOK {
 					break
 				}
 			}
-			select {
-			case <-exited:
-				t.Fatalf("examples/redis -framework %s exited at start:\n%s", fw, r.logs.String())
-			case <-time.After(50 * time.Millisecond): // polling /readyz, bounded by the deadline
+			if exited, err := srv.Wait(50 * time.Millisecond); exited { // polling /readyz, bounded by the deadline
+				t.Fatalf("examples/redis -framework %s exited at start (%v):\n%s", fw, err, srv.Logs.String())
 			}
 			if time.Now().After(deadline) {
-				t.Fatalf("examples/redis -framework %s: /readyz not 200 in 30s:\n%s", fw, r.logs.String())
+				t.Fatalf("examples/redis -framework %s: /readyz not 200 in 30s:\n%s", fw, srv.Logs.String())
 			}
 		}
-		out = append(out, r)
+		out = append(out, replica{base: srv.Base + "/v1", srv: srv})
 	}
 	return out
 }

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/petinventory/petinventory/internal/redistest"
-	"github.com/petinventory/petinventory/server/internal/proctest"
+	"github.com/petinventory/petinventory/internal/proctest"
 )
 
 // apiKey is the key every server under test accepts; it must never appear

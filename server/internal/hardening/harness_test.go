@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/petinventory/petinventory/server/internal/proctest"
+	"github.com/petinventory/petinventory/internal/proctest"
 )
 
 // apiKey is the key every server under test accepts. It is also searched

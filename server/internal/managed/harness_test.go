@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/petinventory/petinventory/internal/redistest"
-	"github.com/petinventory/petinventory/server/internal/proctest"
+	"github.com/petinventory/petinventory/internal/proctest"
 	"github.com/redis/go-redis/v9"
 )
 

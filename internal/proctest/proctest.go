@@ -1,11 +1,11 @@
-// Package proctest runs the server (cmd/inventory-server) as a process of
-// the test's own, the way a user runs it, for the tests that treat it from
-// outside: server/internal/hardening, server/internal/failover and
-// server/internal/managed. It builds the binary, starts it on a free
-// loopback port, waits for /healthz, sends requests with a bearer key,
-// stops it at the end of the test (checking that its output never contains
-// the key), and writes the tests' summary lines where CI prints them. It is test support, not an
-// example to copy.
+// Package proctest runs a built server (inventory-server, examples/redis)
+// as a process of the test's own, the way a user runs it, for the tests
+// that treat it from outside: server/internal/hardening, failover, managed
+// and logtrim, and internal/e2e's consistency runs. It builds the binary,
+// starts it on a free loopback port, waits for /healthz, sends requests
+// with a bearer key, stops it at the end of the test (checking that its
+// output never contains the key), and writes the tests' summary lines
+// where CI prints them. It is test support, not an example to copy.
 package proctest
 
 import (
