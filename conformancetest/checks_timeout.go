@@ -29,11 +29,23 @@ func timeoutChecks() []*check {
 						panic(abort{})
 					}
 					if errors.Is(ex.err, context.DeadlineExceeded) {
+						if who := c.intermediary(); who != "" {
+							c.noteNotJudged("%s %s (a body that never comes) got no answer: %s in front of the API may hold a body until it has all arrived "+
+								"(nginx's proxy_request_buffering), so the API never saw the request, and the intermediary's own timeout (nginx's client_body_timeout) decides",
+								ex.req.method, c.rn.scrub(ex.url), who)
+							return
+						}
 						c.failf(ex, "408 request_timeout within the run's request timeout", "no answer within %v: the server waits longer for the body than the run waits for the answer "+
 							"(raise -timeout if the deployment's body timeout is longer than 5 s)", c.rn.cfg.RequestTimeout)
 						return
 					}
 					c.fatalf(ex, "an HTTP answer", "no answer: %v", ex.err)
+				}
+				if ex.resp.status == http.StatusRequestTimeout && notFromAPI(ex) != "" {
+					if who := c.intermediary(); who != "" {
+						c.noteNotJudged("%s %s (a body that never comes) got %s's own 408 before the API could answer it", ex.req.method, c.rn.scrub(ex.url), who)
+						return
+					}
 				}
 				c.expectError(ex, http.StatusRequestTimeout, "request_timeout")
 			},

@@ -158,6 +158,42 @@ func frontRefusal(ex *exchange) (who, what string, ok bool) {
 	return who, "a method name in lower case", true
 }
 
+// knownIntermediaries are the Server header values of proxies and load
+// balancers that may stand in front of an API (lower case, matched as a
+// prefix): the API itself sends no Server header, and neither do Gin,
+// Fiber or net/http by default.
+var knownIntermediaries = []string{"nginx", "openresty", "envoy", "haproxy", "traefik", "caddy", "apache", "cloudflare", "awselb", "istio-envoy", "kong", "varnish"}
+
+// intermediary names the proxy in front of the API, as the answer to a
+// plain list shows it (a Via header, or a Server header of a known proxy),
+// or "" when the answer shows none. A check asks it only to tell a request
+// an intermediary held from one the API failed.
+func (c *checker) intermediary() string {
+	ex := c.try(request{method: http.MethodGet, path: "/inventory"})
+	if ex.err != nil {
+		return ""
+	}
+	if v := ex.resp.header.Get("Via"); v != "" {
+		return "the proxy of Via: " + v
+	}
+	server := ex.resp.header.Get("Server")
+	for _, p := range knownIntermediaries {
+		if strings.HasPrefix(strings.ToLower(server), p) {
+			return server
+		}
+	}
+	return ""
+}
+
+// noteNotJudged records a request of the check that an intermediary kept
+// from the API: the check is then not judged through it (a skip that says
+// so) unless it failed on another request.
+func (c *checker) noteNotJudged(format string, args ...any) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.notJudged = append(c.notJudged, fmt.Sprintf(format, args...))
+}
+
 // refusedInFront reports whether ex was refused before the API could see
 // it (see frontRefusal). Such a request cannot be judged through that
 // intermediary: the check notes it as not judged, naming it, instead of
@@ -168,8 +204,6 @@ func (c *checker) refusedInFront(ex *exchange) bool {
 	if !ok {
 		return false
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.notJudged = append(c.notJudged, fmt.Sprintf("%s %s (%s) was refused by %s with its own 400 before the API could see it", ex.req.method, c.rn.scrub(ex.url), what, who))
+	c.noteNotJudged("%s %s (%s) was refused by %s with its own 400 before the API could see it", ex.req.method, c.rn.scrub(ex.url), what, who)
 	return true
 }

@@ -93,14 +93,40 @@ var summaryRE = regexp.MustCompile(`(?m)^(\d+) passed, (\d+) failed, (\d+) skipp
 func countingPatches(n *atomic.Int64) wrapper {
 	return func(_ *inventory.API, next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			rec := serveRecorded(next, r)
-			if r.Method == http.MethodPatch && rec.status == http.StatusOK {
+			sw := &statusWriter{ResponseWriter: w}
+			next.ServeHTTP(sw, r)
+			if r.Method == http.MethodPatch && sw.status == http.StatusOK {
 				n.Add(1)
 			}
-			writeRecorded(w, rec)
 		})
 	}
 }
+
+// statusWriter notes the status an answer goes out with and passes the
+// answer through as it is: unlike a recorder it keeps what the API sends
+// to the connection itself (a HEAD's Content-Length, the read deadline of
+// a body that stalls, which http.ResponseController reaches through
+// Unwrap).
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(status int) {
+	if w.status == 0 {
+		w.status = status
+	}
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *statusWriter) Write(p []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 func TestCommand(t *testing.T) {
 	bin := buildCommand(t)
