@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/petinventory/petinventory/internal/redistest"
 	"github.com/petinventory/petinventory/internal/proctest"
+	"github.com/petinventory/petinventory/internal/redistest"
 )
 
 // apiKey is the key every server under test accepts; it must never appear

@@ -18,8 +18,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/petinventory/petinventory/internal/redistest"
 	"github.com/petinventory/petinventory/internal/proctest"
+	"github.com/petinventory/petinventory/internal/redistest"
 	"github.com/redis/go-redis/v9"
 )
 
