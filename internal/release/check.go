@@ -134,10 +134,12 @@ func (r *Repo) moduleAtDir(dir string) *Module {
 
 func (r *Repo) checkTidy() []error {
 	var errs []error
-	proxy := "" // a proxy of the tree, for the modules that need one
+	proxy := ""    // a proxy of the tree, for the modules that need one
+	modcache := "" // and a module cache of their own
 	defer func() {
 		if proxy != "" {
 			os.RemoveAll(proxy)
+			os.RemoveAll(modcache)
 		}
 	}()
 	for _, m := range r.Modules {
@@ -153,14 +155,24 @@ func (r *Repo) checkTidy() []error {
 				if err == nil {
 					err = WriteProxy(r, dir)
 				}
+				if err == nil {
+					modcache, err = os.MkdirTemp("", "release-check-modcache")
+				}
 				if err != nil {
 					return append(errs, fmt.Errorf("a module proxy of the tree, to tidy %s: %w", m.Path, err))
 				}
 				proxy = dir
 			}
+			// A module cache of its own: the machine's may hold this
+			// repository's modules at the same version from an older tree
+			// (an earlier run's proxy), which go would take instead of the
+			// tree's. The machine's cache still serves the other modules,
+			// as a proxy after the tree's, so nothing is downloaded twice.
 			goproxy, _ := exec.Command("go", "env", "GOPROXY").Output()
-			cmd.Env = append(cmd.Env, "GOPROXY=file://"+filepath.ToSlash(proxy)+","+strings.TrimSpace(string(goproxy)),
-				"GONOSUMDB="+r.Modules[0].Path)
+			gomodcache, _ := exec.Command("go", "env", "GOMODCACHE").Output()
+			cmd.Env = append(cmd.Env,
+				"GOPROXY=file://"+filepath.ToSlash(proxy)+",file://"+filepath.ToSlash(filepath.Join(strings.TrimSpace(string(gomodcache)), "cache", "download"))+","+strings.TrimSpace(string(goproxy)),
+				"GOMODCACHE="+modcache, "GOFLAGS=-modcacherw", "GONOSUMDB="+r.Modules[0].Path)
 		}
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out
