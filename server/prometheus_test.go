@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/petinventory/petinventory/internal/proctest"
 )
 
 // A real Prometheus (Debian's prometheus package; .ci/run installs it)
@@ -182,7 +184,7 @@ func equalCounts(got, want map[string]float64) bool {
 
 type prometheusProc struct {
 	base    string
-	log     *logBuffer
+	log     *proctest.Buffer
 	version string
 }
 
@@ -222,7 +224,7 @@ func startPrometheus(t *testing.T, bin string, servers map[string]*server) *prom
 		}
 		addr := ln.Addr().String()
 		ln.Close()
-		p := &prometheusProc{base: "http://" + addr, log: &logBuffer{}, version: strings.TrimSpace(version)}
+		p := &prometheusProc{base: "http://" + addr, log: &proctest.Buffer{}, version: strings.TrimSpace(version)}
 		cmd := exec.Command(bin, "--config.file="+cfgFile, "--storage.tsdb.path="+filepath.Join(dir, fmt.Sprint("data", attempt)),
 			"--web.listen-address="+addr, "--log.level=warn")
 		cmd.Stdout, cmd.Stderr = p.log, p.log

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/petinventory/petinventory/internal/proctest"
 	"github.com/petinventory/petinventory/inventory"
 	redisstore "github.com/petinventory/petinventory/storage/redis"
 	"github.com/redis/go-redis/v9"
@@ -390,7 +391,7 @@ func TestSeedAnnouncedOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var logs logBuffer
+	var logs proctest.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, nil))
 	var open atomic.Bool
 	announced := false

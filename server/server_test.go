@@ -24,6 +24,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/petinventory/petinventory/internal/proctest"
 	"github.com/petinventory/petinventory/internal/redistest"
 	"github.com/petinventory/petinventory/inventory"
 	redisstore "github.com/petinventory/petinventory/storage/redis"
@@ -129,25 +130,7 @@ type server struct {
 	base string
 	done chan error
 	stop context.CancelFunc
-	logs *logBuffer
-}
-
-// logBuffer is a log the server writes while the test reads it.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
+	logs *proctest.Buffer
 }
 
 // start runs the example with cfg (its address forced to a free loopback
@@ -189,7 +172,7 @@ func launch(t *testing.T, cfg Config) *server {
 		cfg.RedisPrefix = "inventory"
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &server{done: make(chan error, 1), stop: cancel, logs: &logBuffer{}}
+	s := &server{done: make(chan error, 1), stop: cancel, logs: &proctest.Buffer{}}
 	log := slog.New(slog.NewTextHandler(s.logs, nil))
 	ready := make(chan string, 1)
 	go func() { s.done <- run(ctx, cfg, log, io.Discard, func(addr string) { ready <- addr }) }()

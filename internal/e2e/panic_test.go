@@ -1,15 +1,14 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 
+	"github.com/petinventory/petinventory/internal/proctest"
 	"github.com/petinventory/petinventory/inventory"
 	memstore "github.com/petinventory/petinventory/storage/memory"
 )
@@ -25,23 +24,6 @@ func (s panicStore) SetQuantity(ctx context.Context, id int64, q int) (inventory
 	return s.Store.SetQuantity(ctx, id, q)
 }
 
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (w *lockedBuffer) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
-}
-
-func (w *lockedBuffer) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.String()
-}
-
 // On every transport, with no recovery middleware of the host's, a
 // panicking store is a 500 internal with a generic message and a logged
 // stack, and the process keeps serving.
@@ -54,7 +36,7 @@ func TestPanickingStoreOnEveryTransport(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var logs lockedBuffer
+			var logs proctest.Buffer
 			api := newAPI(t, panicStore{mem}, inventory.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 			base := tr.serve(t, nil, api)
 
