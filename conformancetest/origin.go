@@ -149,11 +149,10 @@ func frontRefusal(ex *exchange) (who, what string, ok bool) {
 	if ex.req.method != strings.ToLower(ex.req.method) {
 		return "", "", false
 	}
-	who = "an intermediary in front of the API"
-	if v := ex.resp.header.Get("Server"); v != "" {
-		who = v
-	} else if v := ex.resp.header.Get("Via"); v != "" {
-		who = "the proxy of Via: " + v
+	// The answer is known not to be the API's: any Server header names
+	// what gave it.
+	if who = proxyName(ex.resp.header, true); who == "" {
+		who = "an intermediary in front of the API"
 	}
 	return who, "a method name in lower case", true
 }
@@ -173,14 +172,27 @@ func (c *checker) intermediary() string {
 	if ex.err != nil {
 		return ""
 	}
-	if v := ex.resp.header.Get("Via"); v != "" {
-		return "the proxy of Via: " + v
-	}
-	server := ex.resp.header.Get("Server")
-	for _, p := range knownIntermediaries {
-		if strings.HasPrefix(strings.ToLower(server), p) {
-			return server
+	// The answer is the API's, passed on: only a Server header of a known
+	// proxy names one (an implementation may send its own).
+	return proxyName(ex.resp.header, false)
+}
+
+// proxyName names the intermediary an answer's headers show: its Server
+// header (any value when anyServer, else only a known proxy's), or else
+// the proxy of its Via header; "" when they show none.
+func proxyName(h http.Header, anyServer bool) string {
+	if v := h.Get("Server"); v != "" {
+		if anyServer {
+			return v
 		}
+		for _, p := range knownIntermediaries {
+			if strings.HasPrefix(strings.ToLower(v), p) {
+				return v
+			}
+		}
+	}
+	if v := h.Get("Via"); v != "" {
+		return "the proxy of Via: " + v
 	}
 	return ""
 }
