@@ -136,6 +136,7 @@ func (r *Repo) checkTidy() []error {
 	var errs []error
 	proxy := ""    // a proxy of the tree, for the modules that need one
 	modcache := "" // and a module cache of their own
+	var proxyEnv []string
 	defer func() {
 		if proxy != "" {
 			os.RemoveAll(proxy)
@@ -162,17 +163,20 @@ func (r *Repo) checkTidy() []error {
 					return append(errs, fmt.Errorf("a module proxy of the tree, to tidy %s: %w", m.Path, err))
 				}
 				proxy = dir
+				// A module cache of its own: the machine's may hold this
+				// repository's modules at the same version from an older
+				// tree (an earlier run's proxy), which go would take instead
+				// of the tree's. The machine's cache still serves the other
+				// modules, as a proxy after the tree's, so nothing is
+				// downloaded twice.
+				goproxy, _ := exec.Command("go", "env", "GOPROXY").Output()
+				gomodcache, _ := exec.Command("go", "env", "GOMODCACHE").Output()
+				proxyEnv = []string{
+					"GOPROXY=file://" + filepath.ToSlash(proxy) + ",file://" + filepath.ToSlash(filepath.Join(strings.TrimSpace(string(gomodcache)), "cache", "download")) + "," + strings.TrimSpace(string(goproxy)),
+					"GOMODCACHE=" + modcache, "GOFLAGS=-modcacherw", "GONOSUMDB=" + r.Modules[0].Path,
+				}
 			}
-			// A module cache of its own: the machine's may hold this
-			// repository's modules at the same version from an older tree
-			// (an earlier run's proxy), which go would take instead of the
-			// tree's. The machine's cache still serves the other modules,
-			// as a proxy after the tree's, so nothing is downloaded twice.
-			goproxy, _ := exec.Command("go", "env", "GOPROXY").Output()
-			gomodcache, _ := exec.Command("go", "env", "GOMODCACHE").Output()
-			cmd.Env = append(cmd.Env,
-				"GOPROXY=file://"+filepath.ToSlash(proxy)+",file://"+filepath.ToSlash(filepath.Join(strings.TrimSpace(string(gomodcache)), "cache", "download"))+","+strings.TrimSpace(string(goproxy)),
-				"GOMODCACHE="+modcache, "GOFLAGS=-modcacherw", "GONOSUMDB="+r.Modules[0].Path)
+			cmd.Env = append(cmd.Env, proxyEnv...)
 		}
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out
