@@ -19,9 +19,9 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/gofiber/fiber/v2"
-	"github.com/petinventory/petinventory/internal/logrepeat"
 	"github.com/petinventory/petinventory/inventory"
 	"github.com/petinventory/petinventory/server/apikeys"
+	"github.com/petinventory/petinventory/server/internal/logrepeat"
 	redisstore "github.com/petinventory/petinventory/storage/redis"
 	inventoryfiber "github.com/petinventory/petinventory/transport/fiber"
 	inventorygin "github.com/petinventory/petinventory/transport/gin"

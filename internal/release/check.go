@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"golang.org/x/mod/modfile"
@@ -45,6 +46,11 @@ type Options struct {
 //     lines of its siblings may differ: their hashes exist once tagged);
 //   - a released module could not be zipped (a file name module zips refuse,
 //     a file too large) or its zip would have no LICENSE;
+//   - a released module's package (a non-test file) imports an internal
+//     package of another module of the repository: go's version
+//     selection may pair the module with a later version of the other,
+//     whose internal package changed (copy the helper into the module's
+//     own internal directory instead, see cmd/copyshared);
 //   - CHANGELOG.md has no heading for a released version;
 //   - with opts.Clean, git reports changes in the tree.
 func Check(r *Repo, opts Options) []error {
@@ -55,6 +61,7 @@ func Check(r *Repo, opts Options) []error {
 		errs = append(errs, r.checkTidy()...)
 	}
 	errs = append(errs, r.checkZips()...)
+	errs = append(errs, r.checkInternalImports()...)
 	errs = append(errs, r.checkChangelog()...)
 	if opts.Clean {
 		errs = append(errs, r.checkClean()...)
@@ -202,6 +209,81 @@ func (r *Repo) checkZips() []error {
 		}
 	}
 	return errs
+}
+
+// checkInternalImports refuses a released module whose non-test Go files
+// import an internal package of another module of the repository. Go
+// allows it by path (the importer's path is under the internal
+// directory's parent), but each module is versioned on its own: a user's
+// build may pair this module with a later version of the other, in which
+// the internal package changed or is gone. Test files are left out: they
+// are compiled only in the repository, where every module is at the same
+// commit.
+func (r *Repo) checkInternalImports() []error {
+	var errs []error
+	for _, m := range r.Released() {
+		for _, f := range r.ZipFiles(m) {
+			name := f.Path()
+			if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
+				continue
+			}
+			file := path.Join(m.Dir, name)
+			if r.moduleOfFile(file) != m {
+				continue // a nested module's, not in m's zip
+			}
+			rc, err := f.Open()
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			pf, err := parser.ParseFile(token.NewFileSet(), name, rc, parser.ImportsOnly)
+			rc.Close()
+			if err != nil {
+				continue // not Go the compiler reads (a build-ignored template); zips carry it as is
+			}
+			for _, imp := range pf.Imports {
+				p, err := strconv.Unquote(imp.Path.Value)
+				if err != nil || !isInternalPath(p) {
+					continue
+				}
+				if owner := r.moduleOfImport(p); owner != nil && owner != m {
+					errs = append(errs, fmt.Errorf("%s imports %s, an internal package of module %s: a user's build may pair %s %s with another version of it; copy the package into %s's own internal directory (go:generate, see internal/release/cmd/copyshared)",
+						file, p, owner.Path, m.Path, m.Version, m.Path))
+				}
+			}
+		}
+	}
+	return errs
+}
+
+// isInternalPath reports whether import path p has an "internal" element.
+func isInternalPath(p string) bool {
+	return slices.Contains(strings.Split(p, "/"), "internal")
+}
+
+// moduleOfImport is the module of the repository holding package p: the
+// one with the longest module path that is p or a prefix of it; nil for a
+// package of no module of the repository.
+func (r *Repo) moduleOfImport(p string) *Module {
+	var best *Module
+	for _, m := range r.Modules {
+		if (p == m.Path || strings.HasPrefix(p, m.Path+"/")) && (best == nil || len(m.Path) > len(best.Path)) {
+			best = m
+		}
+	}
+	return best
+}
+
+// moduleOfFile is the module holding file (slash-separated, from the
+// root): the one with the longest directory that contains it.
+func (r *Repo) moduleOfFile(file string) *Module {
+	best := r.Modules[0]
+	for _, m := range r.Modules[1:] {
+		if strings.HasPrefix(file, m.Dir+"/") && len(m.Dir) > len(best.Dir) {
+			best = m
+		}
+	}
+	return best
 }
 
 func (r *Repo) checkChangelog() []error {

@@ -166,6 +166,10 @@ func TestCheckFindsProblems(t *testing.T) {
 		{"file name module zips refuse", map[string]*string{
 			"testdata/nul": ptr("x"),
 		}, Options{SkipTidy: true}, `testdata/nul: module zips of example.com/r refuse this file: malformed file path "testdata/nul"`},
+		{"a released module imports another module's internal package", map[string]*string{
+			"internal/x/x.go": ptr("package x\n\n// X is internal to example.com/r.\nconst X = 1\n"),
+			"a/a.go":          ptr("package a\n\nimport (\n\t\"example.com/r\"\n\t\"example.com/r/internal/x\"\n)\n\n// A uses r and its internal x.\nconst A = r.R + x.X\n"),
+		}, Options{SkipTidy: true}, "a/a.go imports example.com/r/internal/x, an internal package of module example.com/r"},
 		{"no LICENSE", map[string]*string{
 			"LICENSE": nil,
 		}, Options{SkipTidy: true}, "module example.com/r/a: its zip would have no LICENSE"},
@@ -350,5 +354,22 @@ func TestProgramPointsAtReadme(t *testing.T) {
 	}
 	if _, err := Program(Snippet{Name: "nosuch"}); err == nil {
 		t.Error("Program of a snippet with no template: no error")
+	}
+}
+
+// A module's own internal packages, and another module's imported by a
+// test file only, are no problem for the release.
+func TestCheckInternalImportsAllowed(t *testing.T) {
+	r, err := Load(newRepo(t, map[string]*string{
+		"internal/x/x.go":   ptr("package x\n\n// X is internal to example.com/r.\nconst X = 1\n"),
+		"a/internal/y/y.go": ptr("package y\n\n// Y is internal to example.com/r/a.\nconst Y = 1\n"),
+		"a/a.go":            ptr("package a\n\nimport (\n\t\"example.com/r\"\n\t\"example.com/r/a/internal/y\"\n)\n\n// A uses r and its own y.\nconst A = r.R + y.Y\n"),
+		"a/a_test.go":       ptr("package a\n\nimport (\n\t\"testing\"\n\n\t\"example.com/r/internal/x\"\n)\n\nfunc TestA(t *testing.T) { _ = x.X }\n"),
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if errs := Check(r, Options{SkipTidy: true}); len(errs) > 0 {
+		t.Fatalf("Check: %v", errs)
 	}
 }

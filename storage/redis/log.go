@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/petinventory/petinventory/internal/logrepeat"
+	"github.com/petinventory/petinventory/storage/redis/internal/logrepeat"
 )
 
 // GoRedisLogger writes go-redis's own log lines to an slog.Logger, each

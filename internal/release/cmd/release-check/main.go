@@ -6,7 +6,8 @@
 // It checks that every go.mod requires its siblings at the versions of
 // versions.yaml, that go.work uses every module, that `go mod tidy -diff`
 // is clean in every module (GOWORK=off), that every released module can be
-// zipped and carries a LICENSE, and that CHANGELOG.md has an entry for the
+// zipped and carries a LICENSE, that no released module imports another
+// module's internal package, and that CHANGELOG.md has an entry for the
 // version; with -clean, also that git reports no changes. Each problem is
 // printed on its own line and the exit status is 1. When there is none, it
 // prints one tag per line ("v0.1.0", "transport/gin/v0.1.0", ...) and, with
