@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"slices"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -18,7 +19,8 @@ const clearScanCount = 250
 // On Cluster, the scan runs on the master that owns the prefix's slot,
 // where every key of the store lives.
 //
-// Each SCAN asks for a bounded number of keys, so that every command stays
+// Each SCAN asks for a bounded number of keys, and each UNLINK takes at
+// most as many, so that every command stays
 // short; the round trips grow with the inventory (a store holds a guard key
 // per pet as well as its entries).
 func (s *Store) Clear(ctx context.Context) error {
@@ -38,8 +40,10 @@ func (s *Store) Clear(ctx context.Context) error {
 		if err != nil {
 			return s.fail(op, err)
 		}
-		if len(keys) > 0 {
-			if err := node.Unlink(ctx, keys...).Err(); err != nil {
+		// COUNT is a hint: a page may hold a few more keys; each UNLINK
+		// takes at most clearScanCount of them all the same.
+		for chunk := range slices.Chunk(keys, clearScanCount) {
+			if err := node.Unlink(ctx, chunk...).Err(); err != nil {
 				return s.fail(op, err)
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/petinventory/petinventory/internal/redistest"
 	"github.com/petinventory/petinventory/inventory"
+	"github.com/redis/go-redis/v9"
 )
 
 // nodeStore starts a redis-server of the test's own (skipped without
@@ -239,75 +241,150 @@ func TestPutIfEmptyStagingFails(t *testing.T) {
 	}
 }
 
-// TestNoSlowCommand seeds 200 000 pets, reads them all, writes, and
-// clears them: Redis's SLOWLOG (threshold 5 ms) must hold no command of
-// the store's. A command can overrun 5 ms on a loaded machine when
-// redis-server loses its core midway, so a command kind that does is
-// tried again in a second run, and only one that overruns in both fails
-// the test: a command that grows with the inventory (an HGETALL of 200 000
-// fields takes some 30 ms) overruns every time.
-func TestNoSlowCommand(t *testing.T) {
-	n, _ := nodeStore(t)
-	for _, cmd := range [][]string{{"CONFIG", "SET", "slowlog-log-slower-than", "5000"}} {
-		if _, err := n.Do(cmd...); err != nil {
-			t.Fatal(err)
-		}
+// commandSizes records, for each command a client sends (those of
+// pipelines and transactions one by one), its name and how many pieces
+// it carries or asks for: the arguments after the key for a write
+// (fields of an HSET, keys of an MSET, UNLINK or DEL), the COUNT of a
+// read that pages (HSCAN, SCAN, XRANGE, XREVRANGE; -1 when it has none).
+type commandSizes struct {
+	mu  sync.Mutex
+	max map[string]int    // the largest size seen, by lower-case command name
+	arg map[string]string // that command, abridged, for the failure message
+}
+
+func (*commandSizes) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (c *commandSizes) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		c.note(cmd)
+		return next(ctx, cmd)
 	}
-	run := func() map[string]string {
-		s := storeAtURL(t, "redis://"+n.Addr()+"/0", WithKeyPrefix(uniquePrefix(t)))
-		ctx := t.Context()
-		if _, err := n.Do("SLOWLOG", "RESET"); err != nil {
-			t.Fatal(err)
+}
+
+func (c *commandSizes) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for _, cmd := range cmds {
+			c.note(cmd)
 		}
-		const pets = 200000
-		start := time.Now()
-		if wrote, err := s.PutIfEmpty(ctx, items(pets, 0, 1, inventory.StatusPending)...); !wrote || err != nil {
-			t.Fatalf("PutIfEmpty = %v, %v", wrote, err)
-		}
-		seeded := time.Since(start)
-		start = time.Now()
-		got, err := s.List(ctx)
-		if err != nil || len(got) != pets {
-			t.Fatalf("List = %d items, %v", len(got), err)
-		}
-		listed := time.Since(start)
-		if _, err := s.SetQuantity(ctx, 7, 7); err != nil {
-			t.Fatal(err)
-		}
-		if err := s.Put(ctx, items(2000, pets, 1, inventory.StatusSold)...); err != nil {
-			t.Fatal(err)
-		}
-		start = time.Now()
-		if err := s.Clear(ctx); err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("%d pets: seeded in %v, listed in %v, cleared in %v", pets, seeded.Round(time.Millisecond), listed.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
-		slow, err := s.client.SlowLogGet(ctx, 128).Result()
-		if err != nil {
-			t.Fatal(err)
-		}
-		ours := map[string]string{}
-		for _, e := range slow {
-			args := e.Args
-			if len(args) > 3 {
-				args = append(args[:3:3], "…")
+		return next(ctx, cmds)
+	}
+}
+
+func (c *commandSizes) note(cmd redis.Cmder) {
+	args := cmd.Args()
+	name := strings.ToLower(cmd.Name())
+	size := len(args) - 2 // after the name and the key
+	switch name {
+	case "mset", "unlink", "del", "exists":
+		size = len(args) - 1 // every argument is a key (or a key's value)
+	case "hscan", "scan", "xrange", "xrevrange":
+		size = -1
+		for i := 1; i+1 < len(args); i++ {
+			if a, ok := args[i].(string); ok && strings.EqualFold(a, "count") {
+				size = int(toInt64(args[i+1]))
 			}
-			line := fmt.Sprintf("%v took %v", args, e.Duration)
-			if strings.Contains(strings.Join(e.Args, " "), s.prefix) {
-				ours[strings.ToLower(e.Args[0])] = line
-			}
-			t.Logf("SLOWLOG: %s", line)
 		}
-		return ours
 	}
-	first := run()
-	if len(first) == 0 {
-		return
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.max == nil {
+		c.max, c.arg = map[string]int{}, map[string]string{}
 	}
-	second := run()
-	for cmd, line := range second {
-		if before, ok := first[cmd]; ok {
-			t.Errorf("a %s of the store's ran longer than 5 ms in both runs: %s, then %s", cmd, before, line)
+	if prev, ok := c.max[name]; !ok || size > prev || size == -1 {
+		c.max[name] = size
+		shown := args
+		if len(shown) > 4 {
+			shown = append(shown[:4:4], fmt.Sprintf("… (%d arguments)", len(args)))
 		}
+		c.arg[name] = fmt.Sprintf("%v", shown)
+	}
+}
+
+func toInt64(v any) int64 {
+	switch n := v.(type) {
+	case int:
+		return int64(n)
+	case int64:
+		return n
+	case string:
+		i, _ := strconv.ParseInt(n, 10, 64)
+		return i
+	}
+	return -1
+}
+
+// TestCommandSizes seeds 20 000 pets, reads them all, writes, and clears
+// them, recording every command the store sends: none may grow with the
+// inventory. Each write carries at most one chunk (250 entries: fields
+// of an HSET, keys of an MSET or an UNLINK), each paging read asks for a
+// bounded COUNT, and no command reads a whole hash (HGETALL, HKEYS,
+// HVALS) or the keyspace (KEYS). The size of each command is what the
+// code controls; how long Redis takes over it depends on the machine
+// (scripts/bench/million.sh reports the longest in SLOWLOG, without a
+// threshold).
+func TestCommandSizes(t *testing.T) {
+	t.Parallel()
+	_, s := nodeStore(t)
+	sizes := &commandSizes{}
+	s.client.AddHook(sizes)
+	ctx := t.Context()
+	const pets = 20000 // 80 chunks: a command that grows with the inventory shows it
+	if wrote, err := s.PutIfEmpty(ctx, items(pets, 0, 1, inventory.StatusPending)...); !wrote || err != nil {
+		t.Fatalf("PutIfEmpty = %v, %v", wrote, err)
+	}
+	if got, err := s.List(ctx); err != nil || len(got) != pets {
+		t.Fatalf("List = %d items, %v", len(got), err)
+	}
+	if _, err := s.SetQuantity(ctx, 7, 7); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Put(ctx, items(2000, pets, 1, inventory.StatusSold)...); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.ListChanges(ctx, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Clear(ctx); err != nil {
+		t.Fatal(err)
+	}
+	limits := map[string]int{
+		"hset":      2 * defaultPutChunk, // field and value of each entry of a chunk
+		"mset":      2 * defaultPutChunk, // key and value of each guard of a chunk
+		"unlink":    clearScanCount,      // a SCAN page may hold more; Clear unlinks it in chunks
+		"del":       2 * defaultPutChunk,
+		"hscan":     defaultScanCount,
+		"scan":      clearScanCount,
+		"xrange":    int(defaultLogPage),
+		"xrevrange": 1,
+	}
+	sizes.mu.Lock()
+	defer sizes.mu.Unlock()
+	for name, size := range sizes.max {
+		t.Logf("%-10s largest %4d: %s", name, size, sizes.arg[name])
+		switch name {
+		case "hgetall", "hkeys", "hvals", "keys", "smembers":
+			t.Errorf("the store sent %s, which reads a whole key or the keyspace: %s", name, sizes.arg[name])
+			continue
+		}
+		limit, ok := limits[name]
+		if !ok {
+			continue
+		}
+		if size == -1 {
+			t.Errorf("a %s without COUNT, which reads as much as the key holds: %s", name, sizes.arg[name])
+		} else if size > limit {
+			t.Errorf("a %s of %d pieces, more than the %d of one chunk: %s", name, size, limit, sizes.arg[name])
+		}
+	}
+	for _, name := range []string{"hset", "mset", "hscan", "xrange", "unlink"} {
+		if _, ok := sizes.max[name]; !ok {
+			t.Errorf("no %s recorded: the hook did not see the store's commands (%v)", name, sizes.max)
+		}
+	}
+	// Chunks really are full: a seed of 20 000 pets in chunks of 250 sends
+	// HSETs of 250 entries, so the bound above is met by chunking, not by
+	// sending one entry at a time.
+	if got := sizes.max["hset"]; got != 2*defaultPutChunk {
+		t.Errorf("the largest HSET carries %d pieces, want a full chunk of %d", got, 2*defaultPutChunk)
 	}
 }
