@@ -25,6 +25,8 @@ type Proxy struct {
 	closed bool
 	wg     sync.WaitGroup
 	epoch  atomic.Int64 // bumped by Sever: chunks read before it are dropped
+	toCut  atomic.Int64 // chunks from clients still to cut their connection (CutNext)
+	cuts   atomic.Int64 // connections cut so far
 }
 
 // StartProxy listens on a free loopback port and forwards to target with
@@ -86,6 +88,31 @@ func (p *Proxy) Sever() {
 	}
 }
 
+// CutNext makes the proxy cut the connections that carry the next n
+// chunks of bytes from a client: each such chunk is dropped, never
+// reaching the target, and its connection is closed at both ends. The
+// client has sent its command and reads EOF, as when Redis kills it
+// (CLIENT KILL) with the command in flight, and the command never ran.
+func (p *Proxy) CutNext(n int) { p.toCut.Store(int64(n)) }
+
+// Cuts is how many connections CutNext has cut so far.
+func (p *Proxy) Cuts() int { return int(p.cuts.Load()) }
+
+// takeCut reports whether the chunk just read from a client is one
+// CutNext asked to cut.
+func (p *Proxy) takeCut() bool {
+	for {
+		n := p.toCut.Load()
+		if n <= 0 {
+			return false
+		}
+		if p.toCut.CompareAndSwap(n, n-1) {
+			p.cuts.Add(1)
+			return true
+		}
+	}
+}
+
 func (p *Proxy) track(c net.Conn) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -117,8 +144,8 @@ func (p *Proxy) accept() {
 			return
 		}
 		p.wg.Add(2)
-		go p.pipe(in, out)
-		go p.pipe(out, in)
+		go p.pipe(in, out, true)
+		go p.pipe(out, in, false)
 	}
 }
 
@@ -131,8 +158,9 @@ type chunk struct {
 // pipe copies from src to dst, each chunk Delay after it was read. When
 // src ends, what was read is still delivered, then dst's write side is
 // closed: bytes in flight when a master dies still reach the replica, as
-// on a real network.
-func (p *Proxy) pipe(src, dst net.Conn) {
+// on a real network. fromClient says that src is the client's side, whose
+// chunks CutNext may cut.
+func (p *Proxy) pipe(src, dst net.Conn, fromClient bool) {
 	defer p.wg.Done()
 	queue := make(chan chunk, 1024)
 	done := make(chan struct{})
@@ -157,6 +185,11 @@ func (p *Proxy) pipe(src, dst net.Conn) {
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := src.Read(buf)
+		if n > 0 && fromClient && p.takeCut() {
+			src.Close()
+			dst.Close()
+			break
+		}
 		if n > 0 {
 			queue <- chunk{due: time.Now().Add(p.Delay), epoch: p.epoch.Load(), data: append([]byte(nil), buf[:n]...)}
 		}

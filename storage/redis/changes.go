@@ -286,7 +286,15 @@ func (s *Store) ListChanges(ctx context.Context, since string) (inventory.Change
 			s.log.Warn("redisstore: a list cursor this store never issued; reading the whole inventory", "cursor", truncate(since))
 			return s.readAll(ctx, op)
 		}
-		log, last, why, bad, err := s.readLog(ctx, id, nonce)
+		var (
+			log       []inventory.Change
+			last, why string
+			bad       error
+		)
+		err := s.onceMoreIfCut(func() (err error) {
+			log, last, why, bad, err = s.readLog(ctx, id, nonce)
+			return err
+		})
 		if err != nil {
 			return inventory.Changes{}, s.fail(op, err)
 		}
@@ -306,11 +314,19 @@ func (s *Store) ListChanges(ctx context.Context, since string) (inventory.Change
 }
 
 // readAll is a full read (see ListChanges), starting over when the log
-// moved under it.
+// moved under it, and once when its connection was cut under it.
 func (s *Store) readAll(ctx context.Context, op string) (inventory.Changes, error) {
 	var why string
 	for range fullReadAttempts {
-		ch, w, bad, err := s.readAllOnce(ctx)
+		var (
+			ch  inventory.Changes
+			w   string
+			bad error
+		)
+		err := s.onceMoreIfCut(func() (err error) {
+			ch, w, bad, err = s.readAllOnce(ctx)
+			return err
+		})
 		if err != nil {
 			return inventory.Changes{}, s.fail(op, err)
 		}

@@ -141,6 +141,15 @@
 //     Delete is one MULTI/EXEC. PutIfEmpty seeds only a store with no
 //     entry, atomically, all or nothing, so that replicas starting
 //     together seed once and a restart never overwrites real stock.
+//   - A connection cut under a call (CLIENT KILL after a password
+//     rotation, a managed Redis's maintenance, a restart, the network)
+//     costs no list an answer: a list's read (a full read, or the XRANGE
+//     of a cursor) whose connection broke runs once more, on another
+//     connection (cut.go). An update cut before its EXEC was sent wrote
+//     nothing and runs once more; cut with its EXEC in flight, its outcome
+//     is unknown and it fails as unavailable (503), which a client may
+//     retry. go-redis's warnings about such connections are counted as one
+//     (GoRedisLogger).
 //   - Every call honours its context: a done context fails before anything
 //     is sent, and with ContextTimeoutEnabled (set by ApplyTimeouts) the
 //     deadline bounds every socket read and write.

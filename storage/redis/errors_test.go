@@ -285,3 +285,44 @@ func TestGoRedisLogger(t *testing.T) {
 		t.Errorf("log:\n%s\nwant the failure warned about again with the count of repeats", got)
 	}
 }
+
+// TestGoRedisLoggerBrokenConnections: go-redis's lines about a connection
+// that broke under it differ by port and wording; they are warned about
+// once, in the store's words, and counted, never printed raw above Debug.
+func TestGoRedisLoggerBrokenConnections(t *testing.T) {
+	var b strings.Builder
+	l := NewGoRedisLogger(slog.New(slog.NewTextHandler(&b, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	lines := []string{
+		"push: pre-command drain failed, retiring conn: read tcp 127.0.0.1:41234->127.0.0.1:6379: read: connection reset by peer",
+		"push: pre-command drain failed, retiring conn: read tcp 127.0.0.1:41240->127.0.0.1:6379: read: connection reset by peer",
+		"push: error processing pending notifications before reading reply: redis: connection unusable (reply stream desynchronized)",
+		"redis: Conn is in a bad state: EOF",
+	}
+	for _, line := range lines {
+		l.Printf(t.Context(), "%s", line)
+	}
+	got := b.String()
+	if n := strings.Count(got, "level=WARN"); n != 1 || !strings.Contains(got, "connections to Redis were closed under it") {
+		t.Errorf("log:\n%s\nwant one WARN line in the store's words for %d lines about broken connections, got %d", got, len(lines), n)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(got), "\n") {
+		if strings.Contains(line, "level=WARN") && (strings.Contains(line, "41234") || strings.Contains(line, "drain failed")) {
+			t.Errorf("a raw go-redis line warned about: %s", line)
+		}
+	}
+	if n := strings.Count(got, "level=DEBUG"); n != len(lines)-1 {
+		t.Errorf("log:\n%s\nwant the %d repeats at DEBUG, got %d", got, len(lines)-1, n)
+	}
+	b.Reset()
+	l.gate.Interval = time.Nanosecond
+	l.Printf(t.Context(), "%s", lines[0])
+	if got := b.String(); !strings.Contains(got, "level=WARN") || !strings.Contains(got, "repeated=3") {
+		t.Errorf("log:\n%s\nwant the cut warned about again with the count of the 3 held back", got)
+	}
+	// A dial that fails is no broken connection: it keeps its own line.
+	b.Reset()
+	l.Printf(t.Context(), "redis: connection pool: failed to dial after %d attempts: %s", 3, "dial tcp 127.0.0.1:1: connect: connection refused")
+	if got := b.String(); !strings.Contains(got, "failed to dial") || !strings.Contains(got, "level=WARN") {
+		t.Errorf("log:\n%s\nwant a dial failure warned about in go-redis's words", got)
+	}
+}

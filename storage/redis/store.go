@@ -50,6 +50,7 @@ type Store struct {
 	exhausted     atomic.Uint64
 	reloads       atomic.Uint64
 	ackShortfalls atomic.Uint64
+	cutRetries    atomic.Uint64 // calls run again because their connection was cut (cut.go)
 
 	// Sizes of the bounded steps (see New for the defaults); tests make
 	// them small to exercise chunking on a few thousand pets.
@@ -468,6 +469,12 @@ func field(petID int64) string { return strconv.FormatInt(petID, 10) }
 // Updates never touch what they WATCH, so concurrent updates of one pet do
 // not abort each other; only a Put or Delete of the same pet in between
 // does, and the transaction is retried (see WithMaxRetries).
+//
+// When the transaction's connection is cut under it (connectionCut: a
+// CLIENT KILL, a restart, the network) before EXEC was sent, nothing was
+// written and the update runs once more, on another connection. Once
+// EXEC was sent, the outcome is unknown: it fails as unavailable, as any
+// lost connection does, and the client may retry (a set is idempotent).
 func (s *Store) SetQuantity(ctx context.Context, petID int64, quantity int) (inventory.Item, error) {
 	const op = "set quantity"
 	if err := ctx.Err(); err != nil {
@@ -475,13 +482,15 @@ func (s *Store) SetQuantity(ctx context.Context, petID int64, quantity int) (inv
 	}
 	it := inventory.Item{PetID: petID, Quantity: quantity}
 	guard := s.guardBase + field(petID)
+	execSent := false // by the attempt under way
 	watched := func() error {
 		return s.watch(ctx, func(tx *redis.Tx) (err error) {
-			it.Status, err = s.update(ctx, tx, false, guard, it)
+			it.Status, err = s.update(ctx, tx, false, guard, it, &execSent)
 			return err
 		}, guard)
 	}
 	attempt := func() error {
+		execSent = false
 		c, err := s.txClient(ctx, guard)
 		if err != nil {
 			return err
@@ -490,7 +499,7 @@ func (s *Store) SetQuantity(ctx context.Context, petID int64, quantity int) (inv
 			return watched()
 		}
 		err = c.Watch(ctx, func(tx *redis.Tx) (err error) {
-			it.Status, err = s.update(ctx, tx, true, guard, it)
+			it.Status, err = s.update(ctx, tx, true, guard, it, &execSent)
 			return err
 		})
 		if s.cluster != nil && movedBeforeExec(err) {
@@ -499,10 +508,17 @@ func (s *Store) SetQuantity(ctx context.Context, petID int64, quantity int) (inv
 		}
 		return err
 	}
+	cutRetried := false
 	for n := 0; ; n++ {
 		err := attempt()
 		if err == nil {
 			return it, nil
+		}
+		if !execSent && !cutRetried && connectionCut(err) {
+			cutRetried = true
+			s.cutRetries.Add(1)
+			n-- // not an abort: WithMaxRetries counts those
+			continue
 		}
 		if !errors.Is(err, redis.TxFailedErr) {
 			return inventory.Item{}, s.fail(op, err)
@@ -549,7 +565,9 @@ func (s *Store) txClient(ctx context.Context, key string) (*redis.Client, error)
 // it.PetID's entry, keeping the entry's status, which it returns. With
 // watch, tx watches nothing yet and update sends WATCH guard in one
 // pipeline with its read of the entry; otherwise tx already watches guard.
-func (s *Store) update(ctx context.Context, tx *redis.Tx, watch bool, guard string, it inventory.Item) (inventory.Status, error) {
+// It sets *execSent before it sends MULTI/EXEC: from then on, a failure
+// leaves the outcome unknown.
+func (s *Store) update(ctx context.Context, tx *redis.Tx, watch bool, guard string, it inventory.Item, execSent *bool) (inventory.Status, error) {
 	const op = "set quantity"
 	f := field(it.PetID)
 	var raw *redis.StringCmd
@@ -593,6 +611,7 @@ func (s *Store) update(ctx context.Context, tx *redis.Tx, watch bool, guard stri
 	// transaction holds only HSET and XADD, which never reply nil: so
 	// TxPipelined's habit of returning redis.Nil for a nil reply even when
 	// EXEC committed cannot turn a success into a not found here.
+	*execSent = true
 	err = txPipelined(ctx, tx, func(p redis.Pipeliner) error {
 		p.HSet(ctx, s.itemsKey, f, value(it.Quantity, it.Status))
 		s.logSet(ctx, p, []inventory.Item{it})
