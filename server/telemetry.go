@@ -297,6 +297,10 @@ var (
 		"Updates that gave up after the store's maximum number of WATCH retries (answered 503).", nil, nil)
 	descConfigFaults = prometheus.NewDesc("inventory_store_config_faults_total",
 		"Store calls (readiness probes included) that failed with a configuration fault of Redis or of the client (TLS, credentials, ACL, eviction policy, maxmemory, wrong URL form); each fault is logged once, this shows that it persists.", nil, nil)
+	descCutRetries = prometheus.NewDesc("inventory_store_cut_retries_total",
+		"Store calls run once more because their Redis connection was cut under them (CLIENT KILL, a restart, the network): list reads, and updates cut before their EXEC was sent.", nil, nil)
+	descCutAfterExec = prometheus.NewDesc("inventory_store_updates_cut_after_exec_total",
+		"Updates whose Redis connection was cut with their EXEC in flight: outcome unknown, answered 503.", nil, nil)
 	descPoolHits     = prometheus.NewDesc("redis_pool_hits_total", "Times go-redis found a free connection in the pool.", nil, nil)
 	descPoolMisses   = prometheus.NewDesc("redis_pool_misses_total", "Times go-redis found no free connection in the pool.", nil, nil)
 	descPoolTimeouts = prometheus.NewDesc("redis_pool_timeouts_total", "Times waiting for a pool connection timed out.", nil, nil)
@@ -307,7 +311,7 @@ var (
 )
 
 func (c redisCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descWatchAborts, descRetriesExhausted, descConfigFaults, descPoolHits, descPoolMisses,
+	for _, d := range []*prometheus.Desc{descWatchAborts, descRetriesExhausted, descConfigFaults, descCutRetries, descCutAfterExec, descPoolHits, descPoolMisses,
 		descPoolTimeouts, descPoolWaits, descPoolWaitTime, descPoolStale, descPoolConns} {
 		ch <- d
 	}
@@ -318,6 +322,8 @@ func (c redisCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descWatchAborts, prometheus.CounterValue, float64(st.WatchAborts))
 	ch <- prometheus.MustNewConstMetric(descRetriesExhausted, prometheus.CounterValue, float64(st.RetriesExhausted))
 	ch <- prometheus.MustNewConstMetric(descConfigFaults, prometheus.CounterValue, float64(st.ConfigFaults))
+	ch <- prometheus.MustNewConstMetric(descCutRetries, prometheus.CounterValue, float64(st.CutRetries))
+	ch <- prometheus.MustNewConstMetric(descCutAfterExec, prometheus.CounterValue, float64(st.CutAfterExec))
 	ps := c.client.PoolStats()
 	ch <- prometheus.MustNewConstMetric(descPoolHits, prometheus.CounterValue, float64(ps.Hits))
 	ch <- prometheus.MustNewConstMetric(descPoolMisses, prometheus.CounterValue, float64(ps.Misses))

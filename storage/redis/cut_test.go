@@ -145,8 +145,8 @@ func TestUpdateCut(t *testing.T) {
 		if err != nil || it.Quantity != 77 {
 			t.Fatalf("SetQuantity cut before EXEC = %+v, %v; want it written", it, err)
 		}
-		if p.Cuts() != 1 || hook.sent.Load() != 2 || s.cutRetries.Load() != 1 {
-			t.Errorf("%d cut, %d WATCH sent, cutRetries %d; want 1, 2 (once more) and 1", p.Cuts(), hook.sent.Load(), s.cutRetries.Load())
+		if st := s.Stats(); p.Cuts() != 1 || hook.sent.Load() != 2 || st.CutRetries != 1 || st.CutAfterExec != 0 {
+			t.Errorf("%d cut, %d WATCH sent, %+v; want 1, 2 (once more), CutRetries 1 and CutAfterExec 0", p.Cuts(), hook.sent.Load(), st)
 		}
 		got, err := s.List(t.Context())
 		if err != nil || got[5].Quantity != 77 {
@@ -161,8 +161,8 @@ func TestUpdateCut(t *testing.T) {
 		if !errors.Is(err, inventory.ErrUnavailable) {
 			t.Fatalf("SetQuantity cut with EXEC in flight = %v; want unavailable (outcome unknown)", err)
 		}
-		if p.Cuts() != 1 || hook.sent.Load() != 1 || s.cutRetries.Load() != 0 {
-			t.Errorf("%d cut, %d EXEC sent, cutRetries %d; want 1, 1 (not again) and 0", p.Cuts(), hook.sent.Load(), s.cutRetries.Load())
+		if st := s.Stats(); p.Cuts() != 1 || hook.sent.Load() != 1 || st.CutRetries != 0 || st.CutAfterExec != 1 {
+			t.Errorf("%d cut, %d EXEC sent, %+v; want 1, 1 (not again), CutRetries 0 and CutAfterExec 1", p.Cuts(), hook.sent.Load(), st)
 		}
 		// The proxy dropped the EXEC: nothing was written, and the next
 		// update goes through on a new connection.

@@ -51,6 +51,7 @@ type Store struct {
 	reloads       atomic.Uint64
 	ackShortfalls atomic.Uint64
 	cutRetries    atomic.Uint64 // calls run again because their connection was cut (cut.go)
+	cutAfterExec  atomic.Uint64 // updates cut with their EXEC in flight
 
 	// Sizes of the bounded steps (see New for the defaults); tests make
 	// them small to exercise chunking on a few thousand pets.
@@ -282,13 +283,21 @@ type Stats struct {
 	// configuration fault (an error matching ErrMisconfigured): each
 	// fault is logged once, so this is how to see that it persists.
 	ConfigFaults uint64
+	// CutRetries counts the calls run once more because their connection
+	// was cut under them (a CLIENT KILL, a restart, the network): list
+	// reads, and updates cut before their EXEC was sent.
+	CutRetries uint64
+	// CutAfterExec counts the updates whose connection was cut with their
+	// EXEC in flight: their outcome is unknown, and each was answered
+	// with ErrUnavailable (503).
+	CutAfterExec uint64
 }
 
 // Stats returns the counters since New.
 func (s *Store) Stats() Stats {
 	return Stats{WatchAborts: s.aborts.Load(), RetriesExhausted: s.exhausted.Load(),
 		ClusterReloads: s.reloads.Load(), AckShortfalls: s.ackShortfalls.Load(),
-		ConfigFaults: s.configFaults.Load()}
+		ConfigFaults: s.configFaults.Load(), CutRetries: s.cutRetries.Load(), CutAfterExec: s.cutAfterExec.Load()}
 }
 
 // reloadInterval is the shortest time between two slot-map reloads the
@@ -514,11 +523,16 @@ func (s *Store) SetQuantity(ctx context.Context, petID int64, quantity int) (inv
 		if err == nil {
 			return it, nil
 		}
-		if !execSent && !cutRetried && connectionCut(err) {
-			cutRetried = true
-			s.cutRetries.Add(1)
-			n-- // not an abort: WithMaxRetries counts those
-			continue
+		if connectionCut(err) {
+			if !execSent && !cutRetried {
+				cutRetried = true
+				s.cutRetries.Add(1)
+				n-- // not an abort: WithMaxRetries counts those
+				continue
+			}
+			if execSent {
+				s.cutAfterExec.Add(1)
+			}
 		}
 		if !errors.Is(err, redis.TxFailedErr) {
 			return inventory.Item{}, s.fail(op, err)
