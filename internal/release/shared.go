@@ -15,7 +15,7 @@ import (
 // internal/logrepeat) copied into the internal directory of each released
 // module that uses it, so that no released module imports another
 // module's internal package (see Check). Each copy holds a gen.go whose
-// go:generate line runs cmd/copyshared with the source; the copies are
+// generate directive runs cmd/copyshared with the source; the copies are
 // the source's non-test Go files, each behind a "Code generated" line.
 
 // SharedCopy is one copy of a shared package: where it is and its source,
