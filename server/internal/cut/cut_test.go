@@ -309,6 +309,28 @@ func TestClientsKilled(t *testing.T) {
 	if outcome != "PASS" {
 		t.Errorf("consistency/linearizable: %s %s\n%s", outcome, detail, out)
 	}
+	rawWarnings(t, servers)
+}
+
+// rawWarnings fails the test for each of go-redis's own lines about a
+// broken connection the servers logged as they came: they are counted
+// as one, in the store's words (redisstore.GoRedisLogger).
+func rawWarnings(t *testing.T, servers []*proctest.Server) {
+	t.Helper()
+	for _, s := range servers {
+		counted := 0
+		for line := range strings.Lines(s.Logs.String()) {
+			if strings.Contains(line, "connections to Redis were closed under it") {
+				counted++
+			}
+			for _, raw := range []string{"pre-command drain failed", "desynchronized", "connection reset by peer", "bad state"} {
+				if strings.Contains(line, raw) {
+					t.Errorf("%s logged go-redis's raw line: %s", s.Base, strings.TrimSpace(line))
+				}
+			}
+		}
+		t.Logf("%s: %d warnings of connections closed under go-redis (once a minute, with the count held back)", s.Base, counted)
+	}
 }
 
 // TestPasswordRotated: the Redis password rotated the documented way
@@ -392,4 +414,5 @@ func TestPasswordRotated(t *testing.T) {
 	if aclLog != "" {
 		t.Errorf("ACL LOG after the rotation:\n%s", aclLog)
 	}
+	rawWarnings(t, servers)
 }
