@@ -65,6 +65,7 @@ func serve(c *fiber.Ctx, api *inventory.API, route inventory.Route, petID string
 		// The list reads no body, but is negotiated and conditional.
 		req.AcceptEncoding = headerList(c, fiber.HeaderAcceptEncoding)
 		req.IfNoneMatch = headerList(c, fiber.HeaderIfNoneMatch)
+		req.CacheControl = headerList(c, fiber.HeaderCacheControl)
 	}
 	if s := c.Context().RequestBodyStream(); s != nil {
 		// fiber.Config.StreamRequestBody: the body is still on the wire,
