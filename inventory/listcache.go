@@ -84,7 +84,7 @@ func (l *lister) recent(ctx context.Context, noCache bool) (*listState, error) {
 			age := l.now().Sub(h.sent)
 			if age <= l.maxStale {
 				if age > l.maxStale/2 {
-					l.refresh(ctx)
+					l.refresh()
 				}
 				return h.st, nil
 			}
@@ -95,14 +95,16 @@ func (l *lister) recent(ctx context.Context, noCache bool) (*listState, error) {
 
 // refresh starts a detached read unless a read is in progress: that one
 // renews the held state already.
-func (l *lister) refresh(ctx context.Context) {
+func (l *lister) refresh() {
 	l.mu.Lock()
 	if l.running {
 		l.mu.Unlock()
 		return
 	}
 	l.running = true
-	r := newListRead(ctx)
+	// Not the list's context: no list waits for this read, so its
+	// observation and span belong to no request.
+	r := newListRead(context.Background())
 	l.mu.Unlock()
 	go l.runDetached(r)
 }
