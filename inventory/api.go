@@ -232,10 +232,10 @@ func (a *API) authenticate(ctx context.Context, header string) (wire.Response, b
 
 // list answers a list: the store's current state (asked for first, also
 // for a conditional list, so that no 304 is older than a write answered
-// before the request began), or with WithMaxStaleness a state read within
-// the bound unless the request asks for no-cache, gzip when the client accepts it and the body
-// is large enough, 304 when If-None-Match names the tag of what would be
-// sent.
+// before the request began), or under WithMaxStaleness a state read within
+// the bound unless the request asks for no-cache; gzip when the client
+// accepts it and the body is large enough, 304 when If-None-Match names
+// the tag of what would be sent.
 func (a *API) list(ctx context.Context, req *wire.Request) wire.Response {
 	st, err := a.lists.recent(ctx, noCache(req.CacheControl))
 	if err != nil {

@@ -16,8 +16,9 @@ import (
 // changed since the state the API holds; any other store is listed whole.
 // The reading stays in this package because it is the API's behaviour, not
 // the body's: a list must show every write answered before it began (or,
-// under WithMaxStaleness, at least the bound before it), the read runs under the store timeout and is observed as a store call, and a
-// store's panic is answered 500 as in serve.
+// under WithMaxStaleness, at least the bound before it), the read runs
+// under the store timeout and is observed as a store call, and a store's
+// panic is answered 500 as in serve.
 
 // listState is one state of the store, encoded.
 type listState = listbody.State[Item, Change]
