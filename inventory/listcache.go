@@ -56,6 +56,7 @@ type lister struct {
 	mu      sync.Mutex
 	running bool      // a read is in progress
 	queued  *listRead // the read to start when it ends, if any
+	tried   time.Time // when the last background read started
 }
 
 // heldState is a state read and when the read that produced it was sent:
@@ -94,15 +95,18 @@ func (l *lister) recent(ctx context.Context, noCache bool) (*listState, error) {
 	return l.get(ctx, true)
 }
 
-// refresh starts a detached read unless a read is in progress: that one
-// renews the held state already.
+// refresh starts a detached read unless a read is in progress (that one
+// renews the held state already) or the last background read started at
+// most half the bound ago: one that failed is tried again no sooner, so
+// that a store failing fast sees no more reads than one that answers.
 func (l *lister) refresh() {
 	l.mu.Lock()
-	if l.running {
+	now := l.now()
+	if l.running || now.Sub(l.tried) <= l.maxStale/2 {
 		l.mu.Unlock()
 		return
 	}
-	l.running = true
+	l.running, l.tried = true, now
 	// Not the list's context: no list waits for this read, so its
 	// observation and span belong to no request.
 	r := newListRead(context.Background())

@@ -2,8 +2,10 @@ package inventory
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -209,6 +211,60 @@ func TestStaleReadRate(t *testing.T) {
 	time.Sleep(10 * time.Millisecond) // room for a read that should not come
 	if n := s.reads.Load() - 1; n != reads || !a.lists.idle() {
 		t.Fatalf("%d store reads once lists stopped; want %d: no list, no read", n, reads)
+	}
+}
+
+// failingStore is a gateStore whose reads can fail at once, as a store
+// that refuses connections does.
+type failingStore struct {
+	*gateStore
+	fail atomic.Bool
+}
+
+func (s *failingStore) ListChanges(ctx context.Context, since string) (Changes, error) {
+	if s.fail.Load() {
+		s.reads.Add(1)
+		return Changes{}, Unavailable(errors.New("connection refused"))
+	}
+	return s.gateStore.ListChanges(ctx, since)
+}
+
+func (s *failingStore) List(ctx context.Context) ([]Item, error) {
+	ch, err := s.ListChanges(ctx, "")
+	return ch.Items, err
+}
+
+// A background read that fails is not tried again before half the bound
+// has passed since it started: a store that fails fast sees no more reads
+// than one that answers, and past the bound lists take the strict path.
+func TestStaleFailedRefreshIsNotRepeated(t *testing.T) {
+	s := &failingStore{gateStore: &gateStore{items: map[int64]Item{1: {PetID: 1, Quantity: 1, Status: StatusAvailable}}}}
+	a, err := New(s, WithAPIKeys("k"), WithStoreTimeout(10*time.Second), WithMaxStaleness(bound))
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := &fakeClock{t: time.Unix(1000, 0)}
+	a.lists.now = clock.now
+	if err := a.Preload(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	s.fail.Store(true)
+	clock.advance(bound/2 + time.Millisecond)
+	for step := 0; step < 4; step++ {
+		for range 10 {
+			if status, body, _ := listWith(t, a, "", ""); status != 200 {
+				t.Fatalf("a list within the bound while the store fails: %d %s; want the held state", status, body)
+			}
+			waitFor(t, "the background read ends", a.lists.idle)
+		}
+		if n := s.reads.Load(); n != 2 {
+			t.Fatalf("%d store reads after lists within %v of a failed background read; want 2 (Preload's and the failed one)", n, bound/2)
+		}
+		clock.advance(bound / 10)
+	}
+	clock.advance(bound / 10) // past the bound
+	if status, _, _ := listWith(t, a, "", ""); status != 503 {
+		t.Fatalf("a list past the bound while the store fails: %d; want 503", status)
 	}
 }
 
