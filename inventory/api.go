@@ -95,7 +95,7 @@ func New(store Store, opts ...Option) (*API, error) {
 		o(&c)
 	}
 	a := &API{svc: svc, maxBody: c.maxBodyBytes, log: c.logger, storeTimeout: c.storeTimeout, bodyTimeout: c.bodyTimeout, obs: c.observer}
-	a.lists.api = a
+	a.lists.api, a.lists.maxStale, a.lists.now = a, c.maxStaleness, time.Now
 	switch {
 	case c.keysSet && c.authenticator != nil:
 		return nil, errors.New("inventory: New: WithAPIKeys and WithAuthenticator both given; use one")
@@ -114,6 +114,9 @@ func New(store Store, opts ...Option) (*API, error) {
 	}
 	if a.bodyTimeout < 0 {
 		return nil, fmt.Errorf("inventory: New: WithBodyTimeout(%v): must not be negative", a.bodyTimeout)
+	}
+	if c.maxStaleness < 0 {
+		return nil, fmt.Errorf("inventory: New: WithMaxStaleness(%v): must not be negative", c.maxStaleness)
 	}
 	if a.storeTimeout < 0 {
 		return nil, fmt.Errorf("inventory: New: WithStoreTimeout(%v): must not be negative", a.storeTimeout)
@@ -229,11 +232,12 @@ func (a *API) authenticate(ctx context.Context, header string) (wire.Response, b
 
 // list answers a list: the store's current state (asked for first, also
 // for a conditional list, so that no 304 is older than a write answered
-// before the request began), gzip when the client accepts it and the body
-// is large enough, 304 when If-None-Match names the tag of what would be
-// sent.
+// before the request began), or under WithMaxStaleness a state read within
+// the bound unless the request asks for no-cache; gzip when the client
+// accepts it and the body is large enough, 304 when If-None-Match names
+// the tag of what would be sent.
 func (a *API) list(ctx context.Context, req *wire.Request) wire.Response {
-	st, err := a.lists.get(ctx, true)
+	st, err := a.lists.recent(ctx, noCache(req.CacheControl))
 	if err != nil {
 		return a.fail(ctx, "list", err)
 	}

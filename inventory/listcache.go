@@ -15,9 +15,10 @@ import (
 // here is when the store is read for it. A ChangeLister store says what
 // changed since the state the API holds; any other store is listed whole.
 // The reading stays in this package because it is the API's behaviour, not
-// the body's: a list must show every write answered before it began, the
-// read runs under the store timeout and is observed as a store call, and a
-// store's panic is answered 500 as in serve.
+// the body's: a list must show every write answered before it began (or,
+// under WithMaxStaleness, at least the bound before it), the read runs
+// under the store timeout and is observed as a store call, and a store's
+// panic is answered 500 as in serve.
 
 // listState is one state of the store, encoded.
 type listState = listbody.State[Item, Change]
@@ -37,14 +38,32 @@ var listFormat = &listbody.Format[Item, Change]{
 // queued, first or post-timeout read (likely a full read) runs detached
 // under readTimeoutFactor store timeouts, so that it completes and serves
 // later lists even when the waiting ones give up.
+//
+// With a bound on staleness (WithMaxStaleness), a list is answered from
+// the held state when the read that produced it was sent at most the bound
+// ago; a list that finds the held state older than half the bound starts a
+// read in the background, so that while lists keep coming the held state
+// stays within the bound and the store sees at most about two reads per
+// bound, whatever the list rate. No list, no read: the background read is
+// started by lists only.
 type lister struct {
-	api   *API
-	state atomic.Pointer[listState] // the last state read; nil before the first
-	slow  atomic.Bool               // the last inline read timed out: read detached
+	api      *API
+	held     atomic.Pointer[heldState] // the last state read; nil before the first
+	slow     atomic.Bool               // the last inline read timed out: read detached
+	maxStale time.Duration             // WithMaxStaleness; 0: every list reads
+	now      func() time.Time          // the local monotonic clock (time.Now); tests replace it
 
 	mu      sync.Mutex
 	running bool      // a read is in progress
 	queued  *listRead // the read to start when it ends, if any
+	tried   time.Time // when the last background read started
+}
+
+// heldState is a state read and when the read that produced it was sent:
+// it shows every write answered before sent.
+type heldState struct {
+	st   *listState
+	sent time.Time
 }
 
 // listRead is one detached read of the store, shared by the lists waiting
@@ -57,6 +76,44 @@ type listRead struct {
 	err     error
 }
 
+// recent returns a state for a list: the held state when a bound is set,
+// the request did not ask for no-cache and the read that produced it was
+// sent at most the bound ago; otherwise the store's current state (get).
+// A held state older than half the bound starts a background read.
+func (l *lister) recent(ctx context.Context, noCache bool) (*listState, error) {
+	if l.maxStale > 0 && !noCache {
+		if h := l.held.Load(); h != nil {
+			age := l.now().Sub(h.sent)
+			if age <= l.maxStale {
+				if age > l.maxStale/2 {
+					l.refresh()
+				}
+				return h.st, nil
+			}
+		}
+	}
+	return l.get(ctx, true)
+}
+
+// refresh starts a detached read unless a read is in progress (that one
+// renews the held state already) or the last background read started at
+// most half the bound ago: one that failed is tried again no sooner, so
+// that a store failing fast sees no more reads than one that answers.
+func (l *lister) refresh() {
+	l.mu.Lock()
+	now := l.now()
+	if l.running || now.Sub(l.tried) <= l.maxStale/2 {
+		l.mu.Unlock()
+		return
+	}
+	l.running, l.tried = true, now
+	// Not the list's context: no list waits for this read, so its
+	// observation and span belong to no request.
+	r := newListRead(context.Background())
+	l.mu.Unlock()
+	go l.runDetached(r)
+}
+
 // get returns the store's current state: a state it held at some instant
 // after get was called. With bounded, it waits at most the store timeout.
 func (l *lister) get(ctx context.Context, bounded bool) (*listState, error) {
@@ -64,7 +121,7 @@ func (l *lister) get(ctx context.Context, bounded bool) (*listState, error) {
 	var r *listRead
 	start := false
 	switch {
-	case !l.running && bounded && l.state.Load() != nil && !l.slow.Load():
+	case !l.running && bounded && l.held.Load() != nil && !l.slow.Load():
 		l.running = true
 		l.mu.Unlock()
 		st, err := l.readInline(ctx)
@@ -167,11 +224,15 @@ func (l *lister) read(ctx context.Context) (st *listState, err error) {
 	if a.obs != nil {
 		defer a.observeStore(ctx, StoreOpList, time.Now(), &err)
 	}
-	held := l.state.Load()
+	var held *listState
+	if h := l.held.Load(); h != nil {
+		held = h.st
+	}
 	since := ""
 	if held != nil {
 		since = held.Cursor
 	}
+	sent := l.now() // before the request leaves: the state read shows every write answered before it
 	ch, err := a.svc.listChanges(ctx, since)
 	if err != nil {
 		return nil, err
@@ -184,7 +245,7 @@ func (l *lister) read(ctx context.Context) (st *listState, err error) {
 	default:
 		st = held.Apply(ch.Cursor, ch.Log)
 	}
-	l.state.Store(st)
+	l.held.Store(&heldState{st: st, sent: sent})
 	return st, nil
 }
 

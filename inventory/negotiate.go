@@ -145,3 +145,21 @@ func noneMatch(header, tag string) bool {
 		s = s[end+2:]
 	}
 }
+
+// noCache reports whether a request's Cache-Control value (its lines
+// joined by commas) holds the no-cache directive (RFC 9111 section
+// 5.2.1.4): the client wants no stored answer, so a list then shows the
+// store's current state even under WithMaxStaleness. Directive names are
+// case-insensitive; an argument is ignored.
+func noCache(header string) bool {
+	if header == "" {
+		return false
+	}
+	for elem := range strings.SplitSeq(header, ",") {
+		name, _, _ := strings.Cut(elem, "=")
+		if strings.EqualFold(strings.TrimSpace(name), "no-cache") {
+			return true
+		}
+	}
+	return false
+}

@@ -78,6 +78,7 @@ func (a *API) ServeRoute(w http.ResponseWriter, r *http.Request, route Route, pe
 	}
 	if route == RouteList {
 		req.IfNoneMatch = headerList(r.Header, "If-None-Match")
+		req.CacheControl = headerList(r.Header, "Cache-Control")
 		if _, claimed := w.Header()["Content-Encoding"]; !claimed {
 			req.AcceptEncoding = headerList(r.Header, "Accept-Encoding")
 		} // else a host's compression middleware encodes the answer: it gets the identity list, so that nothing is encoded twice

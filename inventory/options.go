@@ -27,6 +27,7 @@ type config struct {
 	storeTimeout  time.Duration
 	bodyTimeout   time.Duration
 	observer      Observer
+	maxStaleness  time.Duration
 }
 
 // WithAPIKeys sets the API keys that are valid at once; several keys make
@@ -88,4 +89,27 @@ func WithStoreTimeout(d time.Duration) Option {
 // http.ResponseController), Fiber's with StreamRequestBody.
 func WithBodyTimeout(d time.Duration) Option {
 	return func(c *config) { c.bodyTimeout = d }
+}
+
+// WithMaxStaleness lets a list be up to d old, for readers that prefer
+// throughput and a quiet store to the latest state (dashboards, pollers,
+// an indexer). A list is then answered from the state the API holds when
+// the store read that produced it was sent at most d ago, as this
+// process's monotonic clock measures it; otherwise, and for a request
+// with Cache-Control: no-cache, it reads the store as without the option.
+// While lists keep coming, the API renews the held state in the
+// background once it is older than d/2, so that lists do not wait for the
+// store and the store sees at most about two list reads per d from this
+// process, whatever the list rate; the renewal stops when lists stop.
+// When the store stops answering, no list is answered from a state older
+// than d: those lists wait for the store as without the option, and get
+// 503 unavailable when it does not answer within the store timeout.
+//
+// A list still shows one instant of the whole inventory, every update
+// answered at least d before the list was sent, and nothing never
+// written (docs/CONTRACT.md, Consistency). It applies to every store:
+// lists read every store the same way. ETag, 304 and gzip are unchanged.
+// Default 0: every list shows every update answered before it was sent.
+func WithMaxStaleness(d time.Duration) Option {
+	return func(c *config) { c.maxStaleness = d }
 }

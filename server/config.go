@@ -23,6 +23,13 @@ type Config struct {
 	// gets 503.
 	// Default: 2s.
 	StoreTimeout time.Duration
+	// MaxStaleness lets a list be up to that old: it is answered from a
+	// state read at most MaxStaleness ago, renewed in the background while
+	// lists come, so that Redis sees about two list reads per MaxStaleness
+	// from this process (inventory.WithMaxStaleness); a list with
+	// Cache-Control: no-cache reads Redis.
+	// Default: 0s (every list shows every update answered before it).
+	MaxStaleness time.Duration
 	// RedisURL is the Redis: one node, Cluster or Sentinel, in the forms
 	// of redisstore.ParseURL. Required.
 	// Default: "" (none: Run refuses to start).
@@ -100,6 +107,8 @@ func (c Config) validate() error {
 		return fmt.Errorf("framework %q: want gin or fiber", c.Framework)
 	case c.StoreTimeout <= 0:
 		return fmt.Errorf("store timeout %v: must be positive", c.StoreTimeout)
+	case c.MaxStaleness < 0:
+		return fmt.Errorf("max staleness %v: must not be negative", c.MaxStaleness)
 	case c.ReplicaAcks < 0 || c.ReplicaAcks > 16:
 		return fmt.Errorf("replica acks %d: must be between 0 and 16", c.ReplicaAcks)
 	case c.ReplicaAcks > 0 && (c.ReplicaAckTimeout < time.Millisecond || c.ReplicaAckTimeout >= c.StoreTimeout):

@@ -95,7 +95,8 @@ func run(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer, ready
 	defer tel.shutdown(context.WithoutCancel(ctx)) // after serving: flush the last spans
 	open := new(atomic.Bool)
 	api, err := inventory.New(gatedStore{store, open}, inventory.WithAuthenticator(ring), inventory.WithLogger(log),
-		inventory.WithStoreTimeout(cfg.StoreTimeout), inventory.WithObserver(tel.observer))
+		inventory.WithStoreTimeout(cfg.StoreTimeout), inventory.WithObserver(tel.observer),
+		inventory.WithMaxStaleness(cfg.MaxStaleness))
 	if err != nil {
 		return err
 	}

@@ -77,7 +77,7 @@ func NewObserver(opts ...Option) (*Observer, error) {
 	if c.routePrefix != "" && (!strings.HasPrefix(c.routePrefix, "/") || strings.HasSuffix(c.routePrefix, "/")) {
 		return nil, fmt.Errorf("inventoryotel: route prefix %q: want \"\" or a path such as /v1 (starting with /, not ending with /)", c.routePrefix)
 	}
-	meter := c.meterProvider.Meter(ScopeName)
+	meter := c.meterProvider.Meter(ScopeName, metric.WithInstrumentationVersion(Version()))
 	reqDur, err := meter.Float64Histogram(RequestDurationName,
 		metric.WithDescription("Duration of HTTP server requests answered by the inventory API."),
 		metric.WithUnit("s"),
@@ -93,7 +93,7 @@ func NewObserver(opts ...Option) (*Observer, error) {
 		return nil, fmt.Errorf("inventoryotel: %s: %w", StoreOperationDurationName, err)
 	}
 	return &Observer{
-		tracer:   c.tracerProvider.Tracer(ScopeName),
+		tracer:   c.tracerProvider.Tracer(ScopeName, trace.WithInstrumentationVersion(Version())),
 		reqDur:   reqDur,
 		storeDur: storeDur,
 		routes: map[inventory.Route]string{

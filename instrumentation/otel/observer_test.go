@@ -157,8 +157,8 @@ func histogramCounts(t *testing.T, rm metricdata.ResourceMetrics, name string) m
 			if m.Name != name {
 				continue
 			}
-			if sm.Scope.Name != inventoryotel.ScopeName || m.Unit != "s" {
-				t.Errorf("%s: scope %q unit %q, want %q and s", name, sm.Scope.Name, m.Unit, inventoryotel.ScopeName)
+			if sm.Scope.Name != inventoryotel.ScopeName || sm.Scope.Version != inventoryotel.Version() || m.Unit != "s" {
+				t.Errorf("%s: scope %q version %q unit %q, want %q %q and s", name, sm.Scope.Name, sm.Scope.Version, m.Unit, inventoryotel.ScopeName, inventoryotel.Version())
 			}
 			h, ok := m.Data.(metricdata.Histogram[float64])
 			if !ok {
@@ -218,6 +218,9 @@ func TestObserverMetricsAndSpans(t *testing.T) {
 			continue
 		}
 		stores++
+		if sc := s.InstrumentationScope(); sc.Name != inventoryotel.ScopeName || sc.Version != inventoryotel.Version() {
+			t.Errorf("span %q: scope %q version %q; want %q %q", s.Name(), sc.Name, sc.Version, inventoryotel.ScopeName, inventoryotel.Version())
+		}
 		parent, ok := servers[s.Parent().SpanID()]
 		if !ok {
 			t.Errorf("span %q has no server span as its parent", s.Name())

@@ -18,11 +18,15 @@ type Request struct {
 	Route         inventory.Route
 	PetID         string // the raw {petId} path segment, for RouteItem
 	Authorization string // the Authorization header value
-	// AcceptEncoding and IfNoneMatch are the raw header values (all of
-	// them, joined by commas, when a header came more than once); read for
-	// RouteList only: a list is answered gzip or 304 according to them.
+	// AcceptEncoding, IfNoneMatch and CacheControl are the raw header
+	// values (all of them, joined by commas, when a header came more than
+	// once); read for RouteList only: a list is answered gzip or 304
+	// according to the first two, and from the store's current state,
+	// whatever inventory.WithMaxStaleness allows, when CacheControl holds
+	// no-cache.
 	AcceptEncoding string
 	IfNoneMatch    string
+	CacheControl   string
 	ContentType    string // the Content-Type header value
 	// ContentLength is the declared length of a streamed body, -1 when
 	// unknown (chunked); one larger than the limit is refused before
@@ -143,6 +147,7 @@ func Serve(ctx context.Context, api *inventory.API, req Request) *Response {
 		Authorization:  req.Authorization,
 		AcceptEncoding: req.AcceptEncoding,
 		IfNoneMatch:    req.IfNoneMatch,
+		CacheControl:   req.CacheControl,
 		ContentType:    req.ContentType,
 		ContentLength:  req.ContentLength,
 		BodyReader:     req.Body.r,

@@ -124,3 +124,28 @@ func TestMatchAndPaths(t *testing.T) {
 		}
 	}
 }
+
+// Resolve gives each path's own route, except "/inventory/" landing on the
+// list's pattern (a router that ignores a trailing slash): the item route
+// with an empty petId.
+func TestResolve(t *testing.T) {
+	paths := adapter.Paths(":petId")
+	for _, c := range []struct {
+		path     adapter.Path
+		reqPath  string
+		param    string
+		route    inventory.Route
+		petID    string
+		describe string
+	}{
+		{paths[0], "/v1/inventory", "", inventory.RouteList, "", "the list"},
+		{paths[0], "/v1/inventory/", "", inventory.RouteItem, "", "the list's pattern matched with a trailing slash"},
+		{paths[1], "/v1/inventory/", "", inventory.RouteItem, "", "the item with an empty petId"},
+		{paths[2], "/v1/inventory/42", "42", inventory.RouteItem, "42", "the item"},
+	} {
+		route, petID := c.path.Resolve(c.reqPath, c.param)
+		if route != c.route || petID != c.petID {
+			t.Errorf("%s: %+v.Resolve(%q, %q) = %v %q; want %v %q", c.describe, c.path, c.reqPath, c.param, route, petID, c.route, c.petID)
+		}
+	}
+}

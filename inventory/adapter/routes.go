@@ -28,6 +28,19 @@ func Paths(wildcard string) [3]Path {
 	return out
 }
 
+// Resolve returns the route and petId of a request that the router
+// matched to p, from the request's path (as the router sees it) and the
+// value of p's wildcard ("" when p has none). It is p's Route and that
+// value, except on a router that ignores a trailing slash (Fiber without
+// StrictRouting): "/inventory/" then lands on the list's pattern, and it
+// is the item route with an empty petId (the contract's 400), never the
+// list. An adapter serves what Resolve returns, so that it decides
+// nothing of the routing itself.
+func (p Path) Resolve(path, petID string) (inventory.Route, string) {
+	r, id := wire.Path{Pattern: p.Pattern, Route: int(p.Route), PetID: p.PetID}.Resolve(path, petID)
+	return inventory.Route(r), id
+}
+
 // Match finds the route of path (as the router sees it) under prefix, as
 // the Paths match it: the list, the item with its raw petId segment, or
 // route 0. under reports whether path is {prefix}/inventory or below it:

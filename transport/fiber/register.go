@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/utils"
@@ -38,12 +37,10 @@ func Register(router fiber.Router, api *inventory.API) (err error) {
 	}()
 	for _, p := range adapter.Paths(":petId") {
 		router.All(p.Pattern, func(c *fiber.Ctx) error {
-			if p.Route == inventory.RouteList && strings.HasSuffix(c.Path(), "/") {
-				// Without StrictRouting (fiber's default) "/inventory/"
-				// lands here: it is the item route with an empty petId.
-				return serve(c, api, inventory.RouteItem, "")
-			}
-			return serve(c, api, p.Route, c.Params("petId")) // "" without the wildcard
+			// Without StrictRouting (fiber's default) "/inventory/" lands
+			// on the list's pattern too: Resolve makes it the item route.
+			route, petID := p.Resolve(c.Path(), c.Params("petId")) // "" without the wildcard
+			return serve(c, api, route, petID)
 		})
 	}
 	return nil
@@ -65,6 +62,7 @@ func serve(c *fiber.Ctx, api *inventory.API, route inventory.Route, petID string
 		// The list reads no body, but is negotiated and conditional.
 		req.AcceptEncoding = headerList(c, fiber.HeaderAcceptEncoding)
 		req.IfNoneMatch = headerList(c, fiber.HeaderIfNoneMatch)
+		req.CacheControl = headerList(c, fiber.HeaderCacheControl)
 	}
 	if s := c.Context().RequestBodyStream(); s != nil {
 		// fiber.Config.StreamRequestBody: the body is still on the wire,

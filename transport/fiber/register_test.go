@@ -213,3 +213,38 @@ func TestStalledBodyOverSocket(t *testing.T) {
 		})
 	}
 }
+
+// The adapter passes Cache-Control: under WithMaxStaleness a list is
+// answered from the state held before an update, and a no-cache list (the
+// header on two lines, as the adapter joins them) shows the update.
+func TestNoCacheReachesTheAPI(t *testing.T) {
+	api := newAPI(t, inventory.WithMaxStaleness(time.Hour))
+	app := fiber.New(fiber.Config{DisableStartupMessage: true})
+	if err := inventoryfiber.Register(app.Group("/v1"), api); err != nil {
+		t.Fatal(err)
+	}
+	list := func(cacheControl ...string) string {
+		t.Helper()
+		req := httptest.NewRequest(http.MethodGet, "/v1/inventory", nil)
+		req.Header.Set("Authorization", "Bearer k")
+		for _, v := range cacheControl {
+			req.Header.Add("Cache-Control", v)
+		}
+		resp, err := app.Test(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		return string(body)
+	}
+	list()
+	if _, err := api.Service().SetQuantity(context.Background(), 1, 42); err != nil {
+		t.Fatal(err)
+	}
+	if got := list("max-age=5"); !strings.Contains(got, `"quantity":3,`) {
+		t.Fatalf("a list within the bound after an update: %s; want the held state (quantity 3)", got)
+	}
+	if got := list("max-age=5", "no-cache"); !strings.Contains(got, `"quantity":42,`) {
+		t.Fatalf("a no-cache list after an update: %s; want quantity 42", got)
+	}
+}

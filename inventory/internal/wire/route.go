@@ -31,6 +31,19 @@ func Paths(wildcard string) [3]Path {
 	}
 }
 
+// Resolve returns the route and petId of a request that a router matched
+// to p, from the request's path and the value of p's wildcard ("" when p
+// has none): p's own, except that a path ending in "/" matched to the
+// list's pattern, as a router that ignores a trailing slash matches
+// "/inventory/" (Fiber without StrictRouting), is the item route with an
+// empty petId, as Paths has it.
+func (p Path) Resolve(path, param string) (route int, petID string) {
+	if p.Route == RouteList && strings.HasSuffix(path, "/") {
+		return RouteItem, ""
+	}
+	return p.Route, param
+}
+
 // Match finds the route of path as the Paths match it under prefix: the
 // list, the item (with its raw petId segment), or neither. under reports
 // whether path is {prefix}/inventory or below it, that is the API's to

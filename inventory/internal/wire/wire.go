@@ -24,6 +24,7 @@ type Request struct {
 	Authorization  string
 	AcceptEncoding string // read for a list only
 	IfNoneMatch    string // read for a list only
+	CacheControl   string // read for a list only: no-cache asks for the current state
 	ContentType    string
 	ContentLength  int64
 	BodyReader     io.Reader // a body still to be read, or nil
