@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,6 +16,8 @@ import (
 	"github.com/petinventory/petinventory/internal/proctest"
 	"github.com/petinventory/petinventory/internal/redistest"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
@@ -110,7 +113,8 @@ func TestServerRunsWithTheManifests(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env, keys, secrets, err := serverEnv(m, t.TempDir(), "127.0.0.1:"+strconv.Itoa(redistest.FreePort(t)))
+	metricsAddr := "127.0.0.1:" + strconv.Itoa(redistest.FreePort(t))
+	env, keys, secrets, err := serverEnv(m, t.TempDir(), "127.0.0.1:"+strconv.Itoa(redistest.FreePort(t)), metricsAddr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,8 +160,13 @@ func TestServerRunsWithTheManifests(t *testing.T) {
 		t.Errorf("GET /v1/inventory without a key: %d, want 401", resp.StatusCode)
 	}
 	metricsPath := m.deployment.Spec.Template.Annotations["prometheus.io/path"]
-	if r := get(metricsPath); r.Status != http.StatusOK || !strings.Contains(string(r.Body), "# TYPE ") {
-		t.Errorf("GET %s (the scrape path): %d, want 200 with Prometheus metrics", metricsPath, r.Status)
+	metricsBase := s.Base
+	if v, ok := containerEnv(c, metricsAddrSetting); ok && v != "" {
+		metricsBase = "http://" + metricsAddr
+	}
+	r, err := proctest.Do(ctx, client, "", http.MethodGet, metricsBase+metricsPath, "")
+	if err != nil || r.Status != http.StatusOK || !strings.Contains(string(r.Body), "# TYPE ") {
+		t.Errorf("GET %s%s (the scrape path, with no key): %v %d, want 200 with Prometheus metrics", metricsBase, metricsPath, err, r.Status)
 	}
 
 	s.Stop()
@@ -215,7 +224,7 @@ func TestCheckCatches(t *testing.T) {
 		{"Service selector", func(m *manifests, f *facts) { m.services[0].Spec.Selector = map[string]string{"app": "other"} }, "does not select"},
 		{"Service port", func(m *manifests, f *facts) { m.services[0].Spec.Ports[0].TargetPort = intstr.FromString("api") }, "targetPort api names no port"},
 		{"PodDisruptionBudget", func(m *manifests, f *facts) { v := intstr.FromInt(2); m.pdbs[0].Spec.MaxUnavailable = &v }, "fewer than 2"},
-		{"scrape port", func(m *manifests, f *facts) { m.scrape.ScrapeConfigs[0].DNSSDConfigs[0].Port = 9090 }, "the pods' port"},
+		{"scrape port", func(m *manifests, f *facts) { m.scrape.ScrapeConfigs[0].DNSSDConfigs[0].Port = 9090 }, "the pods' metrics port 8080"},
 		{"scrape path", func(m *manifests, f *facts) { m.scrape.ScrapeConfigs[0].MetricsPath = "/stats" }, "metrics_path"},
 		{"scrape service", func(m *manifests, f *facts) {
 			m.scrape.ScrapeConfigs[0].DNSSDConfigs[0].Names = []string{"inventory-server.inventory.svc"}
@@ -227,6 +236,33 @@ func TestCheckCatches(t *testing.T) {
 		}, "ingress port api names no port"},
 		{"service account", func(m *manifests, f *facts) { m.serviceAccounts = nil }, "serviceAccountName"},
 		{"two replicas", func(m *manifests, f *facts) { n := int32(2); m.deployment.Spec.Replicas = &n }, "fewer than 2"},
+		{"REDIS_URL unset", func(m *manifests, f *facts) {
+			ctr(m).Env = slices.DeleteFunc(ctr(m).Env, func(e corev1.EnvVar) bool { return e.Name == "REDIS_URL" })
+		}, "REDIS_URL is not set"},
+		{"metrics port not in the container", func(m *manifests, f *facts) {
+			f.settings[metricsAddrSetting] = "the API's address"
+			setEnv(m, metricsAddrSetting, ":9090")
+		}, "port 9090, which is no port of the container"},
+		{"metrics port open to all", func(m *manifests, f *facts) {
+			f.settings[metricsAddrSetting] = "the API's address"
+			setEnv(m, metricsAddrSetting, ":9090")
+			ctr(m).Ports = append(ctr(m).Ports, corev1.ContainerPort{Name: "metrics", ContainerPort: 9090})
+			m.policies[0].Spec.Ingress = append(m.policies[0].Spec.Ingress, networkingv1.NetworkPolicyIngressRule{
+				Ports: []networkingv1.NetworkPolicyPort{{Port: ptr(intstr.FromString("metrics"))}}})
+		}, "admits the metrics port metrics from outside the monitoring namespace"},
+		{"metrics port closed", func(m *manifests, f *facts) {
+			f.settings[metricsAddrSetting] = "the API's address"
+			setEnv(m, metricsAddrSetting, ":9090")
+			ctr(m).Ports = append(ctr(m).Ports, corev1.ContainerPort{Name: "metrics", ContainerPort: 9090})
+		}, "no NetworkPolicy admits the metrics port metrics"},
+		{"metrics port scraped on the API's", func(m *manifests, f *facts) {
+			f.settings[metricsAddrSetting] = "the API's address"
+			setEnv(m, metricsAddrSetting, ":9090")
+			ctr(m).Ports = append(ctr(m).Ports, corev1.ContainerPort{Name: "metrics", ContainerPort: 9090})
+			m.policies[0].Spec.Ingress = append(m.policies[0].Spec.Ingress, networkingv1.NetworkPolicyIngressRule{
+				From:  []networkingv1.NetworkPolicyPeer{{NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": monitoringNamespace}}}},
+				Ports: []networkingv1.NetworkPolicyPort{{Port: ptr(intstr.FromString("metrics"))}}})
+		}, "want A records and the pods' metrics port 9090"},
 		{"annotations", func(m *manifests, f *facts) { m.deployment.Spec.Template.Annotations["prometheus.io/port"] = "9090" }, "prometheus.io annotations"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -252,6 +288,8 @@ func ctr(m *manifests) *corev1.Container {
 	}
 	return c
 }
+
+func ptr[T any](v T) *T { return &v }
 
 func setEnv(m *manifests, name, value string) {
 	c := ctr(m)

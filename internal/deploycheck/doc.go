@@ -17,7 +17,9 @@
 //     against the failover window docs/SECURITY.md states, and the
 //     readiness probe's timeout against the store timeout /readyz spends;
 //   - the Prometheus scrape configuration with promtool, and its port and
-//     path against the pods';
+//     path against the pods' (the metrics' own port when the container
+//     sets INVENTORY_METRICS_ADDR, which every NetworkPolicy must then
+//     open to the monitoring namespace alone);
 //   - and it runs the built server with the Deployment's environment, the
 //     example Secrets' files in place of the mounted ones: the probes'
 //     paths answer on the named port, the API accepts the key file, the

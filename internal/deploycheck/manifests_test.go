@@ -34,6 +34,11 @@ const (
 	exampleSuffix     = ".example.yaml"
 	containerName     = "inventory-server"
 	serverModule      = "github.com/petinventory/petinventory/server"
+	// metricsAddrSetting serves /metrics on an address of its own, when
+	// the server has it; the NetworkPolicy then opens that port to the
+	// monitoring namespace alone.
+	metricsAddrSetting  = "INVENTORY_METRICS_ADDR"
+	monitoringNamespace = "monitoring"
 )
 
 // manifests is deploy/kubernetes, decoded.
@@ -270,27 +275,91 @@ func (m *manifests) container() (*corev1.Container, error) {
 
 // env is the value the container gives name, else the server's default.
 func env(c *corev1.Container, f facts, name string) string {
-	for _, e := range c.Env {
-		if e.Name == name {
-			return e.Value
-		}
+	if v, ok := containerEnv(c, name); ok {
+		return v
 	}
 	return f.settings[name]
+}
+
+// containerEnv is the value the container gives name, if it does.
+func containerEnv(c *corev1.Container, name string) (string, bool) {
+	for _, e := range c.Env {
+		if e.Name == name {
+			return e.Value, true
+		}
+	}
+	return "", false
 }
 
 // listenPort is the port the server listens on with the container's
 // settings (ADDR, else its default).
 func listenPort(c *corev1.Container, f facts) (int32, error) {
-	addr := env(c, f, "ADDR")
+	return addrPort("ADDR", env(c, f, "ADDR"))
+}
+
+// metricsPort is the port the server serves /metrics on: that of
+// metricsAddrSetting when the container sets it (a server that has the
+// setting serves the metrics there alone), else the API's.
+func metricsPort(c *corev1.Container, api int32) (int32, error) {
+	if addr, ok := containerEnv(c, metricsAddrSetting); ok && addr != "" {
+		return addrPort(metricsAddrSetting, addr)
+	}
+	return api, nil
+}
+
+func addrPort(setting, addr string) (int32, error) {
 	_, port, err := net.SplitHostPort(addr)
 	if err != nil {
-		return 0, fmt.Errorf("ADDR %q: %w", addr, err)
+		return 0, fmt.Errorf("%s %q: %w", setting, addr, err)
 	}
 	n, err := strconv.ParseInt(port, 10, 32)
 	if err != nil {
-		return 0, fmt.Errorf("ADDR %q: not a numeric port", addr)
+		return 0, fmt.Errorf("%s %q: not a numeric port", setting, addr)
 	}
 	return int32(n), nil
+}
+
+// portByNumber is the container port numbered n.
+func portByNumber(c *corev1.Container, n int32) (corev1.ContainerPort, bool) {
+	for _, p := range c.Ports {
+		if p.ContainerPort == n {
+			return p, true
+		}
+	}
+	return corev1.ContainerPort{}, false
+}
+
+// onlyFromMonitoring reports whether an ingress rule admits only pods of
+// the monitoring namespace.
+func onlyFromMonitoring(r networkingv1.NetworkPolicyIngressRule) bool {
+	if len(r.From) == 0 {
+		return false // from anywhere
+	}
+	for _, peer := range r.From {
+		if peer.IPBlock != nil || peer.NamespaceSelector == nil {
+			return false
+		}
+		sel, err := metav1.LabelSelectorAsSelector(peer.NamespaceSelector)
+		if err != nil || sel.Empty() || !sel.Matches(labels.Set{"kubernetes.io/metadata.name": monitoringNamespace}) ||
+			sel.Matches(labels.Set{"kubernetes.io/metadata.name": "default"}) {
+			return false
+		}
+	}
+	return true
+}
+
+// admits reports whether an ingress rule lets traffic reach port p.
+func admits(r networkingv1.NetworkPolicyIngressRule, p corev1.ContainerPort) bool {
+	if len(r.Ports) == 0 {
+		return true // every port
+	}
+	for _, rp := range r.Ports {
+		if rp.Port == nil || (rp.Port.Type == intstr.String && rp.Port.StrVal == p.Name) ||
+			(rp.Port.Type == intstr.Int && rp.Port.IntVal == p.ContainerPort) {
+			return true
+		}
+	}
+	return false
 }
 
 // namedPort is the container port named name.
@@ -458,7 +527,7 @@ func check(m *manifests, f facts) []error {
 		!slices.ContainsFunc(c.Env, func(e corev1.EnvVar) bool { return e.Name == "INVENTORY_API_KEYS_FILE" }) {
 		bad("the API keys must come from a mounted Secret's file: INVENTORY_API_KEYS_FILE, not INVENTORY_API_KEYS")
 	}
-	if env(c, f, "REDIS_URL") == "" {
+	if v, _ := containerEnv(c, "REDIS_URL"); v == "" {
 		bad("REDIS_URL is not set; the server needs it")
 	}
 	for _, v := range pod.Volumes {
@@ -550,11 +619,39 @@ func check(m *manifests, f facts) []error {
 		bad("the pods' serviceAccountName %s is not among the objects", sa)
 	}
 
-	// The scrape configuration and the annotations: the pods' port, the
-	// same path, every pod through a headless Service.
+	// The metrics' port: a port of the container; when it is not the
+	// API's, every policy opens it to the monitoring namespace alone.
+	mport, err := metricsPort(c, port)
+	if err != nil {
+		bad("%v", err)
+	}
+	metrics, ok := portByNumber(c, mport)
+	if !ok {
+		bad("the server serves /metrics on port %d, which is no port of the container", mport)
+	}
+	if ok && mport != port {
+		open := false
+		for _, np := range m.policies {
+			for _, r := range np.Spec.Ingress {
+				if !admits(r, metrics) {
+					continue
+				}
+				if !onlyFromMonitoring(r) {
+					bad("NetworkPolicy %s admits the metrics port %s from outside the %s namespace", np.Name, metrics.Name, monitoringNamespace)
+				}
+				open = true
+			}
+		}
+		if !open {
+			bad("no NetworkPolicy admits the metrics port %s from the %s namespace", metrics.Name, monitoringNamespace)
+		}
+	}
+
+	// The scrape configuration and the annotations: the metrics' port,
+	// the same path, every pod through a headless Service.
 	ann := d.Spec.Template.Annotations
-	if ann["prometheus.io/scrape"] != "true" || ann["prometheus.io/port"] != strconv.Itoa(int(port)) || ann["prometheus.io/path"] == "" {
-		bad("the pod template's prometheus.io annotations (%v) do not say scrape \"true\", port %d and a path", ann, port)
+	if ann["prometheus.io/scrape"] != "true" || ann["prometheus.io/port"] != strconv.Itoa(int(mport)) || ann["prometheus.io/path"] == "" {
+		bad("the pod template's prometheus.io annotations (%v) do not say scrape \"true\", port %d and a path", ann, mport)
 	}
 	if len(m.scrape.ScrapeConfigs) != 1 {
 		bad("%s: %d scrape configurations, want one job", scrapeConfigFile, len(m.scrape.ScrapeConfigs))
@@ -567,8 +664,8 @@ func check(m *manifests, f facts) []error {
 			bad("%s: job %s finds no pods (no dns_sd_configs)", scrapeConfigFile, sc.JobName)
 		}
 		for _, sd := range sc.DNSSDConfigs {
-			if sd.Type != "A" || int32(sd.Port) != port {
-				bad("%s: dns_sd_configs type %q port %d, want A records and the pods' port %d", scrapeConfigFile, sd.Type, sd.Port, port)
+			if sd.Type != "A" || int32(sd.Port) != mport {
+				bad("%s: dns_sd_configs type %q port %d, want A records and the pods' metrics port %d", scrapeConfigFile, sd.Type, sd.Port, mport)
 			}
 			for _, n := range sd.Names {
 				svc := strings.Split(n, ".")[0]
@@ -591,10 +688,10 @@ func deref(p *int64) any {
 
 // serverEnv is the container's environment for a run of the server on
 // this machine: each file a setting names is written under dir from the
-// Secret example it is mounted from, and REDIS_URL's host becomes
-// redisHost. It also returns the example's API keys, and the other
+// Secret example it is mounted from, REDIS_URL's host becomes redisHost,
+// and the metrics' own address, if set, metricsAddr. It also returns the example's API keys, and the other
 // secrets it wrote (the Redis password).
-func serverEnv(m *manifests, dir, redisHost string) (env []string, keys []string, secrets []string, err error) {
+func serverEnv(m *manifests, dir, redisHost, metricsAddr string) (env []string, keys []string, secrets []string, err error) {
 	c, err := m.container()
 	if err != nil {
 		return nil, nil, nil, err
@@ -602,6 +699,8 @@ func serverEnv(m *manifests, dir, redisHost string) (env []string, keys []string
 	for _, e := range c.Env {
 		v := e.Value
 		switch {
+		case e.Name == metricsAddrSetting && v != "":
+			v = metricsAddr
 		case e.Name == "REDIS_URL":
 			u, err := url.Parse(v)
 			if err != nil {
