@@ -224,7 +224,7 @@ func TestCheckCatches(t *testing.T) {
 		{"Service selector", func(m *manifests, f *facts) { m.services[0].Spec.Selector = map[string]string{"app": "other"} }, "does not select"},
 		{"Service port", func(m *manifests, f *facts) { m.services[0].Spec.Ports[0].TargetPort = intstr.FromString("api") }, "targetPort api names no port"},
 		{"PodDisruptionBudget", func(m *manifests, f *facts) { v := intstr.FromInt(2); m.pdbs[0].Spec.MaxUnavailable = &v }, "fewer than 2"},
-		{"scrape port", func(m *manifests, f *facts) { m.scrape.ScrapeConfigs[0].DNSSDConfigs[0].Port = 9090 }, "the pods' metrics port 8080"},
+		{"scrape port", func(m *manifests, f *facts) { m.scrape.ScrapeConfigs[0].DNSSDConfigs[0].Port = 9999 }, "the pods' metrics port"},
 		{"scrape path", func(m *manifests, f *facts) { m.scrape.ScrapeConfigs[0].MetricsPath = "/stats" }, "metrics_path"},
 		{"scrape service", func(m *manifests, f *facts) {
 			m.scrape.ScrapeConfigs[0].DNSSDConfigs[0].Names = []string{"inventory-server.inventory.svc"}
@@ -241,29 +241,29 @@ func TestCheckCatches(t *testing.T) {
 		}, "REDIS_URL is not set"},
 		{"metrics port not in the container", func(m *manifests, f *facts) {
 			f.settings[metricsAddrSetting] = "the API's address"
-			setEnv(m, metricsAddrSetting, ":9090")
-		}, "port 9090, which is no port of the container"},
+			setEnv(m, metricsAddrSetting, ":9191")
+		}, "port 9191, which is no port of the container"},
 		{"metrics port open to all", func(m *manifests, f *facts) {
 			f.settings[metricsAddrSetting] = "the API's address"
-			setEnv(m, metricsAddrSetting, ":9090")
-			ctr(m).Ports = append(ctr(m).Ports, corev1.ContainerPort{Name: "metrics", ContainerPort: 9090})
+			setEnv(m, metricsAddrSetting, ":9191")
+			ctr(m).Ports = append(ctr(m).Ports, corev1.ContainerPort{Name: "metrics-b", ContainerPort: 9191})
 			m.policies[0].Spec.Ingress = append(m.policies[0].Spec.Ingress, networkingv1.NetworkPolicyIngressRule{
-				Ports: []networkingv1.NetworkPolicyPort{{Port: ptr(intstr.FromString("metrics"))}}})
-		}, "admits the metrics port metrics from outside the monitoring namespace"},
+				Ports: []networkingv1.NetworkPolicyPort{{Port: ptr(intstr.FromString("metrics-b"))}}})
+		}, "admits the metrics port metrics-b from outside the monitoring namespace"},
 		{"metrics port closed", func(m *manifests, f *facts) {
 			f.settings[metricsAddrSetting] = "the API's address"
-			setEnv(m, metricsAddrSetting, ":9090")
-			ctr(m).Ports = append(ctr(m).Ports, corev1.ContainerPort{Name: "metrics", ContainerPort: 9090})
-		}, "no NetworkPolicy admits the metrics port metrics"},
-		{"metrics port scraped on the API's", func(m *manifests, f *facts) {
+			setEnv(m, metricsAddrSetting, ":9191")
+			ctr(m).Ports = append(ctr(m).Ports, corev1.ContainerPort{Name: "metrics-b", ContainerPort: 9191})
+		}, "no NetworkPolicy admits the metrics port metrics-b"},
+		{"metrics scraped on another port", func(m *manifests, f *facts) {
 			f.settings[metricsAddrSetting] = "the API's address"
-			setEnv(m, metricsAddrSetting, ":9090")
-			ctr(m).Ports = append(ctr(m).Ports, corev1.ContainerPort{Name: "metrics", ContainerPort: 9090})
+			setEnv(m, metricsAddrSetting, ":9191")
+			ctr(m).Ports = append(ctr(m).Ports, corev1.ContainerPort{Name: "metrics-b", ContainerPort: 9191})
 			m.policies[0].Spec.Ingress = append(m.policies[0].Spec.Ingress, networkingv1.NetworkPolicyIngressRule{
 				From:  []networkingv1.NetworkPolicyPeer{{NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": monitoringNamespace}}}},
-				Ports: []networkingv1.NetworkPolicyPort{{Port: ptr(intstr.FromString("metrics"))}}})
-		}, "want A records and the pods' metrics port 9090"},
-		{"annotations", func(m *manifests, f *facts) { m.deployment.Spec.Template.Annotations["prometheus.io/port"] = "9090" }, "prometheus.io annotations"},
+				Ports: []networkingv1.NetworkPolicyPort{{Port: ptr(intstr.FromString("metrics-b"))}}})
+		}, "want A records and the pods' metrics port 9191"},
+		{"annotations", func(m *manifests, f *facts) { m.deployment.Spec.Template.Annotations["prometheus.io/port"] = "9999" }, "prometheus.io annotations"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := readDeploy(t) // a fresh copy to break
@@ -274,7 +274,7 @@ func TestCheckCatches(t *testing.T) {
 			}
 			tc.edit(m, &ff)
 			errs := check(m, ff)
-			if !strings.Contains(errors.Join(errs...).Error()+" ", tc.wants) {
+			if len(errs) == 0 || !strings.Contains(errors.Join(errs...).Error(), tc.wants) {
 				t.Errorf("check reported %v, want an error containing %q", errs, tc.wants)
 			}
 		})
