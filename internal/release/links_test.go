@@ -13,7 +13,7 @@ import (
 // linkDocs are the documents whose relative links TestDocLinks follows:
 // the README, everything in docs/, and the other documents they send
 // readers to.
-var linkDocs = []string{"README.md", "docs/*.md", "BENCHMARKS.md", "CHANGELOG.md", "conformancetest/README.md"}
+var linkDocs = []string{"README.md", "docs/*.md", "BENCHMARKS.md", "CHANGELOG.md", "conformancetest/README.md", "deploy/kubernetes/README.md"}
 
 // TestDocLinks fails for a relative link of linkDocs whose file does not
 // exist, or whose #anchor names no heading of a Markdown file (as GitHub

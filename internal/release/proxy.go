@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"golang.org/x/mod/module"
@@ -57,4 +58,28 @@ func WriteProxy(r *Repo, dir string) error {
 		}
 	}
 	return nil
+}
+
+// TryEnv is the environment in which the go command fetches the release
+// from the proxy WriteProxy wrote to dir, on any machine, an empty module
+// cache included: GOPROXY names the tree's proxy first and then goproxy
+// (the machine's own, `go env GOPROXY`), since the tree's proxy holds only
+// this repository's modules and their dependencies come from the default
+// proxy; GONOSUMDB keeps the checksum database, which has never seen these
+// versions, out of this repository's modules. A goproxy of "off" or ""
+// leaves the tree's proxy alone.
+func TryEnv(r *Repo, dir, goproxy string) ([]string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	u := filepath.ToSlash(abs)
+	if !strings.HasPrefix(u, "/") {
+		u = "/" + u // file:///C:/... on Windows
+	}
+	proxies := "file://" + u
+	if goproxy = strings.TrimSpace(goproxy); goproxy != "" && goproxy != "off" {
+		proxies += "," + goproxy
+	}
+	return []string{"GOPROXY=" + proxies, "GONOSUMDB=" + r.Modules[0].Path}, nil
 }

@@ -293,6 +293,31 @@ func TestWriteProxy(t *testing.T) {
 	}
 }
 
+// TestTryEnv: the environment printed for trying the release names the
+// tree's proxy by an absolute file URL, then the machine's GOPROXY (the
+// tree's proxy holds none of the dependencies), and keeps the checksum
+// database out of the repository's modules; GOPROXY=off adds nothing.
+func TestTryEnv(t *testing.T) {
+	r, err := Load(newRepo(t, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	t.Chdir(dir)
+	for _, tc := range []struct{ goproxy, want string }{
+		{"https://proxy.example,direct\n", "GOPROXY=file://" + filepath.ToSlash(filepath.Join(dir, "proxy")) + ",https://proxy.example,direct"},
+		{"off\n", "GOPROXY=file://" + filepath.ToSlash(filepath.Join(dir, "proxy"))},
+	} {
+		env, err := TryEnv(r, "proxy", tc.goproxy)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := []string{tc.want, "GONOSUMDB=" + r.Modules[0].Path}; !slices.Equal(env, want) {
+			t.Errorf("TryEnv(%q) = %q, want %q", tc.goproxy, env, want)
+		}
+	}
+}
+
 // TestReadmeSnippets checks the repository's documents (SnippetFiles)
 // against the snippet convention and that each snippet lands in a program
 // that parses; compiling them needs the released modules, which

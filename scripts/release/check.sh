@@ -4,8 +4,11 @@
 #
 #   scripts/release/check.sh           # the checks, on the working tree
 #   scripts/release/check.sh -clean    # also require a clean git tree (do this before tagging)
-#   scripts/release/check.sh -proxy /tmp/proxy   # also write a module proxy to try the release:
-#                                                # GOPROXY=file:///tmp/proxy GONOSUMDB=github.com/petinventory go get ...
+#   scripts/release/check.sh -proxy /tmp/proxy   # also write a module proxy to try the release,
+#                                                # and print the environment to try it in:
+#     GOPROXY=file:///tmp/proxy,$(go env GOPROXY) GONOSUMDB=github.com/petinventory/petinventory go get ...
+#   (the tree's proxy first, for this repository's modules; then the default
+#   proxy, for their dependencies, which the tree's proxy does not hold)
 #
 # Releasing: set the version in versions.yaml and in every sibling
 # requirement (go.mod files), add the CHANGELOG.md entry, commit, then

@@ -11,14 +11,18 @@
 // version; with -clean, also that git reports no changes. Each problem is
 // printed on its own line and the exit status is 1. When there is none, it
 // prints one tag per line ("v0.1.0", "transport/gin/v0.1.0", ...) and, with
-// -proxy, writes a file-system module proxy of the release to DIR for
-// trying it: GOPROXY=file://DIR.
+// -proxy, writes a file-system module proxy of the release to DIR and
+// prints the environment to try it in: GOPROXY=file://DIR followed by the
+// machine's own GOPROXY (the default proxy, for the dependencies), and
+// GONOSUMDB for this repository's modules.
 package main
 
 import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
+	"strings"
 
 	"github.com/petinventory/petinventory/internal/release"
 )
@@ -51,7 +55,16 @@ func main() {
 			fmt.Fprintln(os.Stderr, "release-check:", err)
 			os.Exit(1)
 		}
-		fmt.Fprintf(os.Stderr, "release-check: module proxy written; try it with GOPROXY=file://%s\n", *proxy)
+		// The machine's GOPROXY after the tree's: the tree's proxy holds
+		// only this repository's modules, not their dependencies.
+		goproxy, _ := exec.Command("go", "env", "GOPROXY").Output()
+		env, err := release.TryEnv(repo, *proxy, string(goproxy))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "release-check:", err)
+			os.Exit(1)
+		}
+		fmt.Fprintf(os.Stderr, "release-check: module proxy written; try the release, in a module outside this repository, with\n  %s go get %s@%s\n",
+			strings.Join(env, " "), repo.Modules[0].Path, repo.Modules[0].Version)
 	}
 	fmt.Fprintln(os.Stderr, "release-check: releasable; tags to push (git tag <tag> && git push origin <tag>):")
 	for _, tag := range repo.Tags() {
