@@ -8,22 +8,17 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/petinventory/petinventory/conformancetest/internal/report"
 )
 
 // Level selects which rules are checked.
-type Level string
+type Level = report.Level
 
+// The levels.
 const (
-	// LevelSpec checks only what the seed specification requires: the
-	// statuses 200, 400, 401 and 404 and the shapes of the bodies. Use it to
-	// judge an implementation that was not built on this project's
-	// contract.
-	LevelSpec Level = "spec"
-	// LevelContract checks every rule of the project's docs/CONTRACT.md,
-	// which closes the specification's gaps: error codes, headers, 405,
-	// 413, 415, check order, concurrency, the OpenAPI document. It is the
-	// default.
-	LevelContract Level = "contract"
+	LevelSpec     = report.LevelSpec
+	LevelContract = report.LevelContract
 )
 
 // Defaults of the Config fields left zero.

@@ -6,6 +6,13 @@
 // linearizability checker (which has no dependencies), so it can judge
 // any implementation, in any language, by its URL.
 //
+// This package holds the checks and the HTTP client that sends their
+// requests: its one job is to ask the target and record what came back.
+// The judgement of a consistency history (the model, porcupine's verdict
+// and the words of a failure) is package internal/linearize's, and the
+// outputs (text, JUnit, JSON, HTML, curl) are package internal/report's;
+// the types of the report are exported here under the same names.
+//
 // Every rule is a named check ("auth/missing-header", "body/trailing-data",
 // "concurrency/parallel-updates", "head/not-modified", "body/stalled",
 // "consistency/linearizable", …) that cites its source ("spec §4.2 rule

@@ -1,4 +1,4 @@
-package conformancetest
+package linearize
 
 import (
 	"fmt"
@@ -12,28 +12,6 @@ import (
 
 	"github.com/anishathalye/porcupine"
 )
-
-// The history of the consistency run is checked in two ways that agree:
-//
-//   - porcupine, the linearizability checker etcd's robustness tests use,
-//     decides whether one order of every request exists, each at an
-//     instant between its call and its return, that a single copy of the
-//     inventory could have produced. It gives the verdict and the picture.
-//   - Direct rules, each sufficient for a violation, name what happened
-//     in words: a list older than an update answered before it was sent,
-//     a value never written, a list of two instants, an update that
-//     answered another write.
-//
-// The model keeps lists whole: its state is the quantities of the few
-// pets in play, a list is one read of all of them, an update one write.
-// Every write uses a quantity of its own, so a value read names the write
-// that made it. An update with an unknown outcome (no answer, cut off,
-// 503) may have taken effect at any instant after its call, as etcd
-// models it; before checking, its return is moved to that of the first
-// list that showed its value (it took effect before that list answered),
-// and one that no list showed is left out (taking effect at the very
-// end, after every read, is always possible, so it constrains nothing).
-// Both steps keep the verdict and shrink the search.
 
 // unknownReturn is the return of a write whose outcome is unknown: the
 // end of the history.
@@ -54,38 +32,71 @@ type coutput struct {
 }
 
 // cstate is the quantities of the pets in play.
-type cstate [consistencyPets]int64
+type cstate [MaxPets]int64
 
-// verdict is the judgement of a history.
-type verdict struct {
-	failures  []string
-	notJudged string // why there is no verdict (the checker ran out of time)
-	detail    string
-	picture   string // the file the picture was written to
+// Verdict is the judgement of a history.
+type Verdict struct {
+	// Failures say in words what broke the promise; none when the
+	// history passed (or was not judged).
+	Failures []string
+	// NotJudged says why there is no verdict (the checker ran out of
+	// time), "" when there is one.
+	NotJudged string
+	// Detail says what was judged and what it cost.
+	Detail string
+	// Picture is the file the picture of the history was written to, ""
+	// when none was.
+	Picture string
+}
+
+// Options are how a history is judged.
+type Options struct {
+	// Limit bounds the linearizability check; zero is the history's
+	// duration twice, at least 30 s. A check cut short is not judged.
+	Limit time.Duration
+	// Picture, when not empty, is the file that porcupine's picture of
+	// a failed history is written to.
+	Picture string
+}
+
+// judgement is one history being judged.
+type judgement struct {
+	h   *History
+	opt Options
+}
+
+// Judge judges the history h against the consistency promise.
+func Judge(h *History, opt Options) Verdict {
+	r := &judgement{h: h, opt: opt}
+	ops := make([]op, len(h.Ops))
+	for i, o := range h.Ops {
+		ops[i] = op{Op: o, ret: o.Return}
+	}
+	return r.judge(ops)
 }
 
 // judge checks the history ops (ordered by call).
-func (r *consistencyRun) judge(ops []cop) verdict {
-	var v verdict
+func (r *judgement) judge(ops []op) Verdict {
+	var v Verdict
 	initial := cstate{}
-	for i, p := range r.pets {
-		initial[i] = p.qty
+	for i, p := range r.h.Pets {
+		initial[i] = p.Qty
 	}
 	// Which write made each value, and the first list that showed it.
-	writes := map[int64]*cop{}
+	writes := map[int64]*op{}
 	var nLists, nUpdates, nUnknown, nFailedLists, rounds int
 	for i := range ops {
 		o := &ops[i]
-		rounds = max(rounds, o.round+1)
+		rounds = max(rounds, o.Round+1)
 		switch {
-		case o.kind == opUpdate:
-			writes[o.qty] = o
+		case o.Kind == Update:
+			writes[o.Qty] = o
 			nUpdates++
-			if !o.known {
+			if !o.Known {
 				nUnknown++
 				o.ret = unknownReturn
 			}
-		case o.ok:
+		case o.OK:
 			nLists++
 		default:
 			nFailedLists++
@@ -96,19 +107,19 @@ func (r *consistencyRun) judge(ops []cop) verdict {
 		round int
 	}
 	firstSeen := map[int64]seen{}
-	barriers := make([]*cop, rounds)
+	barriers := make([]*op, rounds)
 	for i := range ops {
 		o := &ops[i]
-		if o.barrier {
-			barriers[o.round] = o
+		if o.Barrier {
+			barriers[o.Round] = o
 		}
-		if o.kind != opList || !o.ok {
+		if o.Kind != List || !o.OK {
 			continue
 		}
-		for s, q := range o.seen[:len(r.pets)] {
-			if w := writes[q]; w != nil && w.slot == s {
+		for s, q := range o.Seen[:len(r.h.Pets)] {
+			if w := writes[q]; w != nil && w.Slot == s {
 				if t, ok := firstSeen[q]; !ok || o.ret < t.ret {
-					firstSeen[q] = seen{o.ret, o.round}
+					firstSeen[q] = seen{o.ret, o.Round}
 				}
 			}
 		}
@@ -126,17 +137,17 @@ func (r *consistencyRun) judge(ops []cop) verdict {
 		o := &ops[i]
 		keep[i] = true
 		switch {
-		case o.kind == opList && !o.ok:
+		case o.Kind == List && !o.OK:
 			keep[i] = false
-		case o.kind == opUpdate && !o.known:
-			t, ok := firstSeen[o.qty]
+		case o.Kind == Update && !o.Known:
+			t, ok := firstSeen[o.Qty]
 			if !ok {
 				dropped++
 				keep[i] = false
 				continue
 			}
 			o.ret = t.ret
-			reach[o.round] = max(reach[o.round], t.round)
+			reach[o.Round] = max(reach[o.Round], t.round)
 		}
 	}
 	// Pieces: runs of rounds cut where a barrier list was answered and
@@ -145,20 +156,20 @@ func (r *consistencyRun) judge(ops []cop) verdict {
 	for k, n, far := 0, 0, 0; k < rounds; k++ {
 		piece[k] = n
 		far = max(far, reach[k])
-		if far <= k && barriers[k] != nil && barriers[k].ok {
+		if far <= k && barriers[k] != nil && barriers[k].OK {
 			n++
 		}
 	}
 	var pieces [][]porcupine.Operation
 	pin := func(seen cstate, at int64) porcupine.Operation {
-		return porcupine.Operation{ClientId: r.c.rn.cfg.ConsistencyClients, Input: cinput{pin: true}, Output: coutput{seen: seen}, Call: at - 2, Return: at - 1, Metadata: -1}
+		return porcupine.Operation{ClientId: r.h.Clients, Input: cinput{pin: true}, Output: coutput{seen: seen}, Call: at - 2, Return: at - 1, Metadata: -1}
 	}
 	for i := range ops {
 		o := &ops[i]
 		if !keep[i] {
 			continue
 		}
-		p := piece[o.round]
+		p := piece[o.Round]
 		for len(pieces) <= p {
 			// Each piece starts from the state the barrier before it
 			// showed (the run's first from the quantities before it).
@@ -167,52 +178,52 @@ func (r *consistencyRun) judge(ops []cop) verdict {
 				continue
 			}
 			k := slices.Index(piece, len(pieces)) - 1
-			pieces = append(pieces, []porcupine.Operation{pin(barriers[k].seen, barriers[k].answered+1)})
+			pieces = append(pieces, []porcupine.Operation{pin(barriers[k].Seen, barriers[k].Return+1)})
 		}
-		in := cinput{list: o.kind == opList, slot: o.slot, qty: o.qty}
-		out := coutput{seen: o.seen, known: o.known, got: o.got}
-		pieces[p] = append(pieces[p], porcupine.Operation{ClientId: o.client, Input: in, Output: out, Call: o.call, Return: o.ret, Metadata: i})
+		in := cinput{list: o.Kind == List, slot: o.Slot, qty: o.Qty}
+		out := coutput{seen: o.Seen, known: o.Known, got: o.Got}
+		pieces[p] = append(pieces[p], porcupine.Operation{ClientId: o.Client, Input: in, Output: out, Call: o.Call, Return: o.ret, Metadata: i})
 	}
 	findings := r.explain(ops, writes, initial)
 	for _, f := range findings {
-		v.failures = append(v.failures, f.words)
+		v.Failures = append(v.Failures, f.words)
 	}
 
 	model := r.model()
-	limit := r.checkLimit
+	limit := r.opt.Limit
 	if limit == 0 {
-		limit = max(2*r.until, 30*time.Second) // room for a busy CI machine
+		limit = max(2*r.h.Duration, 30*time.Second) // room for a busy CI machine
 	}
 	start := time.Now()
 	illegal, unchecked, checked, longest := checkPieces(model, pieces, start.Add(limit))
 	took := time.Since(start)
 	bases := "1 base URL"
-	if len(r.bases) > 1 {
-		bases = fmt.Sprintf("%d base URLs", len(r.bases))
+	if len(r.h.Bases) > 1 {
+		bases = fmt.Sprintf("%d base URLs", len(r.h.Bases))
 	}
-	v.detail = fmt.Sprintf("%d clients over %s for %v, pets %s: %d lists (%d more failed, dropped), %d updates (%d of unknown outcome, %d of them shown by no list and left out); "+
+	v.Detail = fmt.Sprintf("%d clients over %s for %v, pets %s: %d lists (%d more failed, dropped), %d updates (%d of unknown outcome, %d of them shown by no list and left out); "+
 		"%d operations in %d pieces (the longest %d) checked for linearizability in %v: %d not linearizable, %d not checked in time",
-		r.c.rn.cfg.ConsistencyClients, bases, r.until, r.petNames(), nLists, nFailedLists, nUpdates, nUnknown, dropped,
+		r.h.Clients, bases, r.h.Duration, r.petNames(), nLists, nFailedLists, nUpdates, nUnknown, dropped,
 		checked, len(pieces), longest, took.Round(time.Millisecond), len(illegal), unchecked)
 	switch {
 	case len(illegal) > 0:
 		if len(findings) == 0 {
-			v.failures = append(v.failures, fmt.Sprintf("no order of the requests, each at an instant between its call and its return, could have been produced by one copy of the inventory (porcupine found none in %d of %d pieces of the history, the first from %s to %s), "+
+			v.Failures = append(v.Failures, fmt.Sprintf("no order of the requests, each at an instant between its call and its return, could have been produced by one copy of the inventory (porcupine found none in %d of %d pieces of the history, the first from %s to %s), "+
 				"though no single list or update breaks a rule on its own: see the picture (-consistency-html) for how far the best order got",
 				len(illegal), len(pieces), at(pieces[illegal[0]][0].Return), at(pieces[illegal[0]][len(pieces[illegal[0]])-1].Return)))
 		}
 	case unchecked > 0:
-		v.notJudged = fmt.Sprintf("the linearizability check of %d pieces of the history (%d operations) did not finish in %v; check a shorter run (-consistency) or fewer clients (-consistency-clients)", unchecked, checked, limit)
+		v.NotJudged = fmt.Sprintf("the linearizability check of %d pieces of the history (%d operations) did not finish in %v; check a shorter run (-consistency) or fewer clients (-consistency-clients)", unchecked, checked, limit)
 	case len(findings) > 0:
 		// The direct rules are each sufficient for a violation, so
 		// porcupine cannot accept what they found: a bug here.
-		v.failures = append(v.failures, "conformancetest bug: porcupine accepted a history that the direct rules reject; the rules' findings above stand")
+		v.Failures = append(v.Failures, "conformancetest bug: porcupine accepted a history that the direct rules reject; the rules' findings above stand")
 	}
-	if len(v.failures) > 0 && r.c.rn.cfg.ConsistencyHTML != "" {
+	if len(v.Failures) > 0 && r.opt.Picture != "" {
 		if err := r.draw(model, pieces, illegal, findings, limit); err != nil {
-			v.failures = append(v.failures, fmt.Sprintf("the picture could not be written to %s: %v", r.c.rn.cfg.ConsistencyHTML, err))
+			v.Failures = append(v.Failures, fmt.Sprintf("the picture could not be written to %s: %v", r.opt.Picture, err))
 		} else {
-			v.picture = r.c.rn.cfg.ConsistencyHTML
+			v.Picture = r.opt.Picture
 		}
 	}
 	return v
@@ -258,14 +269,6 @@ func checkPieces(model porcupine.Model, pieces [][]porcupine.Operation, deadline
 	return illegal, unchecked, ops, longest
 }
 
-func (r *consistencyRun) petNames() string {
-	var ids []string
-	for _, p := range r.pets {
-		ids = append(ids, fmt.Sprint(p.id))
-	}
-	return strings.Join(ids, ", ")
-}
-
 // mstate is the model's state: the quantities of the pets in play, once
 // a piece's pin has set them.
 type mstate struct {
@@ -274,7 +277,7 @@ type mstate struct {
 }
 
 // model is the inventory of the pets in play as porcupine sees it.
-func (r *consistencyRun) model() porcupine.Model {
+func (r *judgement) model() porcupine.Model {
 	return porcupine.Model{
 		Init: func() any { return mstate{} },
 		Step: func(state, input, output any) (bool, any) {
@@ -309,22 +312,22 @@ func (r *consistencyRun) model() porcupine.Model {
 			case in.list:
 				return "list " + r.describeState(out.seen)
 			case !out.known:
-				return fmt.Sprintf("pet %d := %d (outcome unknown)", r.pets[in.slot].id, in.qty)
+				return fmt.Sprintf("pet %d := %d (outcome unknown)", r.h.Pets[in.slot].ID, in.qty)
 			}
-			return fmt.Sprintf("pet %d := %d → %d", r.pets[in.slot].id, in.qty, out.got)
+			return fmt.Sprintf("pet %d := %d → %d", r.h.Pets[in.slot].ID, in.qty, out.got)
 		},
 		DescribeState: func(state any) string { return r.describeState(state.(mstate).q) },
 	}
 }
 
-func (r *consistencyRun) describeState(st cstate) string {
+func (r *judgement) describeState(st cstate) string {
 	var parts []string
-	for i, p := range r.pets {
+	for i, p := range r.h.Pets {
 		if st[i] == -1 {
-			parts = append(parts, fmt.Sprintf("%d: missing", p.id))
+			parts = append(parts, fmt.Sprintf("%d: missing", p.ID))
 			continue
 		}
-		parts = append(parts, fmt.Sprintf("%d: %d", p.id, st[i]))
+		parts = append(parts, fmt.Sprintf("%d: %d", p.ID, st[i]))
 	}
 	return "{" + strings.Join(parts, ", ") + "}"
 }
@@ -333,26 +336,26 @@ func (r *consistencyRun) describeState(st cstate) string {
 // shows it, for the words and the picture.
 type finding struct {
 	words string
-	op    *cop
+	op    *op
 	count int
 }
 
 // explain applies the direct rules, each sufficient for a violation, and
 // returns one finding per rule broken: the first case in words, and how
 // many there were (per base URL for stale lists).
-func (r *consistencyRun) explain(ops []cop, writes map[int64]*cop, initial cstate) []finding {
+func (r *judgement) explain(ops []op, writes map[int64]*op, initial cstate) []finding {
 	// Per pet, the updates answered 200 with their own quantity, by
 	// call, with the earliest return of those from each index on.
 	type known struct {
 		calls, rets, sufMin []int64
-		ops                 []*cop
+		ops                 []*op
 	}
-	per := make([]known, len(r.pets))
+	per := make([]known, len(r.h.Pets))
 	for i := range ops {
 		o := &ops[i]
-		if o.kind == opUpdate && o.known && o.got == o.qty {
-			k := &per[o.slot]
-			k.calls = append(k.calls, o.call)
+		if o.Kind == Update && o.Known && o.Got == o.Qty {
+			k := &per[o.Slot]
+			k.calls = append(k.calls, o.Call)
 			k.rets = append(k.rets, o.ret)
 			k.ops = append(k.ops, o)
 		}
@@ -374,8 +377,8 @@ func (r *consistencyRun) explain(ops []cop, writes map[int64]*cop, initial cstat
 	}
 	// latestBefore returns the known update of slot s called after t
 	// that returned last before u: the freshest write a list missed.
-	latestBefore := func(s int, t, u int64) *cop {
-		var best *cop
+	latestBefore := func(s int, t, u int64) *op {
+		var best *op
 		k := &per[s]
 		j, _ := slices.BinarySearch(k.calls, t+1)
 		for ; j < len(k.ops); j++ {
@@ -387,12 +390,12 @@ func (r *consistencyRun) explain(ops []cop, writes map[int64]*cop, initial cstat
 	}
 	// writtenBy returns the write that made q, for pet s, and whether
 	// one did (or q is the quantity before the run).
-	writtenBy := func(s int, q int64) (*cop, bool) {
+	writtenBy := func(s int, q int64) (*op, bool) {
 		if q == initial[s] {
 			return nil, true
 		}
 		w := writes[q]
-		if w == nil || w.slot != s {
+		if w == nil || w.Slot != s {
 			return nil, false
 		}
 		return w, true
@@ -400,7 +403,7 @@ func (r *consistencyRun) explain(ops []cop, writes map[int64]*cop, initial cstat
 	// after is the instant a value is known to have been written by:
 	// the write's return (for an unknown outcome, the first list that
 	// showed it), or before the run.
-	after := func(w *cop) int64 {
+	after := func(w *op) int64 {
 		if w == nil {
 			return math.MinInt64
 		}
@@ -408,9 +411,9 @@ func (r *consistencyRun) explain(ops []cop, writes map[int64]*cop, initial cstat
 	}
 	var (
 		other, never, missing, future, stale, mixed finding
-		staleByBase                                 = make([]int, len(r.bases))
+		staleByBase                                 = make([]int, len(r.h.Bases))
 	)
-	note := func(f *finding, o *cop, words func() string) {
+	note := func(f *finding, o *op, words func() string) {
 		if f.count == 0 {
 			f.op, f.words = o, words()
 		}
@@ -418,27 +421,27 @@ func (r *consistencyRun) explain(ops []cop, writes map[int64]*cop, initial cstat
 	}
 	for i := range ops {
 		o := &ops[i]
-		if o.kind == opUpdate {
-			if o.known && o.got != o.qty {
+		if o.Kind == Update {
+			if o.Known && o.Got != o.Qty {
 				note(&other, o, func() string {
 					made := "a quantity no write of the run sent"
-					if w := writes[o.got]; w != nil {
+					if w := writes[o.Got]; w != nil {
 						made = fmt.Sprintf("the write of %s", r.describeOp(w))
-					} else if o.got == initial[o.slot] {
+					} else if o.Got == initial[o.Slot] {
 						made = "the quantity before the run"
 					}
-					return fmt.Sprintf("%s carried quantity %d, not its own write: %s", r.describeOp(o), o.got, made)
+					return fmt.Sprintf("%s carried quantity %d, not its own write: %s", r.describeOp(o), o.Got, made)
 				})
 			}
 			continue
 		}
-		if !o.ok {
+		if !o.OK {
 			continue
 		}
 		latestCall, latestSlot := int64(math.MinInt64), -1
 		broken := false
-		for s, q := range o.seen[:len(r.pets)] {
-			pet := r.pets[s].id
+		for s, q := range o.Seen[:len(r.h.Pets)] {
+			pet := r.h.Pets[s].ID
 			if q == -1 {
 				note(&missing, o, func() string {
 					return fmt.Sprintf("%s lacked pet %d, which the run only updated (entries are never removed through the API)", r.describeOp(o), pet)
@@ -454,15 +457,15 @@ func (r *consistencyRun) explain(ops []cop, writes map[int64]*cop, initial cstat
 				broken = true
 				continue
 			}
-			if w != nil && w.call > o.ret {
+			if w != nil && w.Call > o.ret {
 				note(&future, o, func() string {
 					return fmt.Sprintf("%s showed pet %d at quantity %d, written by %s: a write sent after the list was answered", r.describeOp(o), pet, q, r.describeOp(w))
 				})
 				broken = true
 				continue
 			}
-			if firstAfter(s, after(w)) < o.call {
-				missed := latestBefore(s, after(w), o.call)
+			if firstAfter(s, after(w)) < o.Call {
+				missed := latestBefore(s, after(w), o.Call)
 				if broken {
 					continue // one stale pet names the list
 				}
@@ -472,16 +475,16 @@ func (r *consistencyRun) explain(ops []cop, writes map[int64]*cop, initial cstat
 						was = "written by " + r.describeOp(w)
 					}
 					return fmt.Sprintf("%s showed pet %d at quantity %d (%s) and so missed %s, answered %s before the list was sent",
-						r.describeOp(o), pet, q, was, r.describeOp(missed), msOf(o.call-missed.ret))
+						r.describeOp(o), pet, q, was, r.describeOp(missed), msOf(o.Call-missed.ret))
 				})
 				if !broken {
-					staleByBase[o.base]++ // once per list
+					staleByBase[o.Base]++ // once per list
 				}
 				broken = true
 				continue
 			}
-			if w != nil && w.call > latestCall {
-				latestCall, latestSlot = w.call, s
+			if w != nil && w.Call > latestCall {
+				latestCall, latestSlot = w.Call, s
 			}
 		}
 		if broken || latestSlot < 0 {
@@ -489,17 +492,17 @@ func (r *consistencyRun) explain(ops []cop, writes map[int64]*cop, initial cstat
 		}
 		// One instant: no pet may show a value that an update answered
 		// before the newest value's write was even sent had replaced.
-		for s, q := range o.seen[:len(r.pets)] {
+		for s, q := range o.Seen[:len(r.h.Pets)] {
 			if s == latestSlot {
 				continue
 			}
 			w, _ := writtenBy(s, q)
 			if firstAfter(s, after(w)) < latestCall {
-				newest := writes[o.seen[latestSlot]]
+				newest := writes[o.Seen[latestSlot]]
 				missed := latestBefore(s, after(w), latestCall)
 				note(&mixed, o, func() string {
 					return fmt.Sprintf("%s mixed two instants: it showed pet %d at %d, written by %s, and pet %d at %d although %s, answered before that write was sent, had replaced it",
-						r.describeOp(o), r.pets[latestSlot].id, o.seen[latestSlot], r.describeOp(newest), r.pets[s].id, q, r.describeOp(missed))
+						r.describeOp(o), r.h.Pets[latestSlot].ID, o.Seen[latestSlot], r.describeOp(newest), r.h.Pets[s].ID, q, r.describeOp(missed))
 				})
 				break
 			}
@@ -516,7 +519,7 @@ func (r *consistencyRun) explain(ops []cop, writes map[int64]*cop, initial cstat
 		if f == &stale {
 			var by []string
 			for b, n := range staleByBase {
-				by = append(by, fmt.Sprintf("%s: %d", r.bases[b], n))
+				by = append(by, fmt.Sprintf("%s: %d", r.h.Bases[b], n))
 			}
 			f.words += "; stale lists by base URL: " + strings.Join(by, ", ")
 		}
@@ -529,7 +532,7 @@ func (r *consistencyRun) explain(ops []cop, writes map[int64]*cop, initial cstat
 // linearizable (the first few: a page that opens fast), or of every piece
 // when none was (a direct rule found what porcupine had no time to), with
 // the violations marked, to Config.ConsistencyHTML.
-func (r *consistencyRun) draw(model porcupine.Model, pieces [][]porcupine.Operation, illegal []int, findings []finding, limit time.Duration) error {
+func (r *judgement) draw(model porcupine.Model, pieces [][]porcupine.Operation, illegal []int, findings []finding, limit time.Duration) error {
 	const most = 3
 	var hist []porcupine.Operation
 	var bounds []int
@@ -560,17 +563,17 @@ func (r *consistencyRun) draw(model porcupine.Model, pieces [][]porcupine.Operat
 		last = max(last, op.Return)
 	}
 	for _, f := range findings {
-		if f.op.call < first || f.op.answered > last {
+		if f.op.Call < first || f.op.Return > last {
 			continue // in a piece not shown
 		}
-		notes = append(notes, porcupine.Annotation{ClientId: f.op.client, Start: f.op.call, End: f.op.answered,
+		notes = append(notes, porcupine.Annotation{ClientId: f.op.Client, Start: f.op.Call, End: f.op.Return,
 			Description: "violation", Details: f.words, BackgroundColor: "#f4c7c3"})
 	}
 	if res == porcupine.Unknown {
 		notes = append(notes, porcupine.Annotation{Tag: "checker", Description: "the checker ran out of time: the linearizations shown are partial"})
 	}
 	info.AddAnnotations(notes)
-	f, err := os.Create(r.c.rn.cfg.ConsistencyHTML)
+	f, err := os.Create(r.opt.Picture)
 	if err != nil {
 		return err
 	}
