@@ -82,6 +82,12 @@ type Config struct {
 	// the requests of each client on one time line and how far a
 	// linearization got. The HTML report links to it.
 	ConsistencyHTML string
+	// ConsistencyHistory, when not empty, is a file that the consistency
+	// check saves its history to, passed or failed: every request with
+	// its call and return, base URL, pet, what it sent and saw, and the
+	// verdict (JSON; the format is in the module's README).
+	// ReplayConsistency judges such a file again without the deployment.
+	ConsistencyHistory string
 	// MaxBodyBytes is the body limit the deployment is configured with
 	// (default DefaultMaxBodyBytes, the library's default of 16 KiB).
 	MaxBodyBytes int64

@@ -85,6 +85,9 @@
 // instants, or which update answered another write), and
 // Config.ConsistencyHTML receives porcupine's picture of the history. A
 // check that runs out of time is skipped as not judged, never passed.
+// Config.ConsistencyHistory saves the history (JSON), and
+// ReplayConsistency judges a saved one again without the deployment, with
+// the same verdict and words.
 //
 // # Not judged through an intermediary
 //

@@ -24,6 +24,10 @@ const (
 // every place where the key was sent or echoed shows $INVENTORY_API_KEY.
 type Result = report.Result
 
+// ConsistencyResult is what the consistency check judged and measured
+// (Result.Consistency).
+type ConsistencyResult = report.ConsistencyResult
+
 // Failure is one thing that did not hold, with the request that showed it.
 type Failure = report.Failure
 

@@ -3,6 +3,8 @@ package e2e
 import (
 	"context"
 	"net/http"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -164,13 +166,16 @@ var brokenDeployments = []brokenDeployment{
 }
 
 // TestConsistencyCatchesBrokenReplicas: each broken deployment fails
-// consistency/linearizable, in words that say what happened.
+// consistency/linearizable, in words that say what happened; its saved
+// history, judged again without the deployment, gives the same verdict
+// in the same words.
 func TestConsistencyCatchesBrokenReplicas(t *testing.T) {
 	for _, d := range brokenDeployments {
 		t.Run(d.name, func(t *testing.T) {
 			bases := d.bases(t)
+			history := filepath.Join(t.TempDir(), "history.json")
 			rep, err := conformancetest.RunChecks(t.Context(), conformancetest.Config{BaseURL: bases[0], Replicas: bases[1:], APIKey: testKey,
-				Run: "^consistency/", Consistency: consistencyFor})
+				Run: "^consistency/", Consistency: consistencyFor, ConsistencyHistory: history})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -182,8 +187,23 @@ func TestConsistencyCatchesBrokenReplicas(t *testing.T) {
 				t.Errorf("the first failure does not say %q: %s", d.mention, res.Failures[0].Problem)
 			}
 			t.Logf("caught: %s\n%s", res.Failures[0].Problem, res.Detail)
+			again, err := conformancetest.ReplayConsistency(conformancetest.ReplayConfig{History: history})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := again.Results[0]; got.Outcome != res.Outcome || !slices.Equal(problemsOf(got.Failures), problemsOf(res.Failures)) {
+				t.Errorf("replayed: %s %q; the run: %s %q", got.Outcome, problemsOf(got.Failures), res.Outcome, problemsOf(res.Failures))
+			}
 		})
 	}
+}
+
+func problemsOf(fs []conformancetest.Failure) []string {
+	var out []string
+	for _, f := range fs {
+		out = append(out, f.Problem)
+	}
+	return out
 }
 
 // TestConsistencyPassesReplicas: three correct replicas over one store,

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -71,5 +72,36 @@ func TestBadConsistencyFlags(t *testing.T) {
 		if code := run(context.Background(), tc.args, env, &stdout, &stderr); code != exitUsage || !strings.Contains(stderr.String(), tc.want) {
 			t.Errorf("%q: exit %d, %s", tc.args, code, stderr.String())
 		}
+	}
+}
+
+// TestReplay: -consistency-replay judges a saved history without any
+// deployment or key, prints the verdict and the words of the run that
+// saved it, and exits as that run would have; it refuses a -base-url.
+func TestReplay(t *testing.T) {
+	noEnv := func(string) string { return "" }
+	for _, tc := range []struct {
+		file string
+		code int
+		want string
+	}{
+		{"pass.json", exitOK, "1 passed, 0 failed, 0 skipped"},
+		{"stale.json", exitFailed, "missed the update"},
+		{"another-write.json", exitFailed, "not its own write"},
+	} {
+		var stdout, stderr bytes.Buffer
+		path := filepath.Join("..", "..", "testdata", "consistency", tc.file)
+		code := run(context.Background(), []string{"-consistency-replay", path}, noEnv, &stdout, &stderr)
+		if code != tc.code || !strings.Contains(stdout.String(), tc.want) || !strings.Contains(stdout.String(), "concluded the same") {
+			t.Errorf("%s: exit %d, want %d and %q:\n%s%s", tc.file, code, tc.code, tc.want, stdout.String(), stderr.String())
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	path := filepath.Join("..", "..", "testdata", "consistency", "pass.json")
+	if code := run(context.Background(), []string{"-consistency-replay", path, "-base-url", "http://127.0.0.1:1/v1"}, noEnv, &stdout, &stderr); code != exitUsage {
+		t.Errorf("with -base-url: exit %d, %s", code, stderr.String())
+	}
+	if code := run(context.Background(), []string{"-consistency-replay", "main.go"}, noEnv, &stdout, &stderr); code != exitUsage || !strings.Contains(stderr.String(), "not a consistency history") {
+		t.Errorf("a Go file: exit %d, %s", code, stderr.String())
 	}
 }

@@ -38,7 +38,7 @@ type cstate [MaxPets]int64
 type Verdict struct {
 	// Failures say in words what broke the promise; none when the
 	// history passed (or was not judged).
-	Failures []string
+	Failures []Failure
 	// NotJudged says why there is no verdict (the checker ran out of
 	// time), "" when there is one.
 	NotJudged string
@@ -48,6 +48,28 @@ type Verdict struct {
 	// when none was.
 	Picture string
 }
+
+// Failure is one thing that broke the promise, in words, and what the
+// promise expected there.
+type Failure struct {
+	Problem  string
+	Expected string
+}
+
+// Outcome is the verdict in one word: "fail" when something broke the
+// promise, "not judged" when the checker ran out of time, else "pass".
+func (v *Verdict) Outcome() string {
+	switch {
+	case len(v.Failures) > 0:
+		return "fail"
+	case v.NotJudged != "":
+		return "not judged"
+	}
+	return "pass"
+}
+
+// linearizable is what the promise expects of every request.
+const linearizable = "every request to appear to take effect at one instant between its call and its return, on one copy of the inventory (CONTRACT.md §Consistency)"
 
 // Options are how a history is judged.
 type Options struct {
@@ -184,9 +206,25 @@ func (r *judgement) judge(ops []op) Verdict {
 		out := coutput{seen: o.Seen, known: o.Known, got: o.Got}
 		pieces[p] = append(pieces[p], porcupine.Operation{ClientId: o.Client, Input: in, Output: out, Call: o.Call, Return: o.ret, Metadata: i})
 	}
+	// Every base URL must have answered lists, or its requests tell
+	// nothing.
+	lists, whyNot := make([]int, len(r.h.Bases)), make([]string, len(r.h.Bases))
+	for i := range ops {
+		if o := &ops[i]; o.Kind == List && o.OK {
+			lists[o.Base]++
+		} else if o.Kind == List && whyNot[o.Base] == "" {
+			whyNot[o.Base] = o.Answer
+		}
+	}
+	for b, n := range lists {
+		if n == 0 {
+			v.fail("lists answered 200 through every base URL of the deployment",
+				"no list through %s was answered in %v (the first: %s): its requests tell nothing, so the deployment cannot be judged consistent through it", r.h.Bases[b], r.h.Duration, whyNot[b])
+		}
+	}
 	findings := r.explain(ops, writes, initial)
 	for _, f := range findings {
-		v.Failures = append(v.Failures, f.words)
+		v.fail(linearizable, "%s", f.words)
 	}
 
 	model := r.model()
@@ -208,25 +246,29 @@ func (r *judgement) judge(ops []op) Verdict {
 	switch {
 	case len(illegal) > 0:
 		if len(findings) == 0 {
-			v.Failures = append(v.Failures, fmt.Sprintf("no order of the requests, each at an instant between its call and its return, could have been produced by one copy of the inventory (porcupine found none in %d of %d pieces of the history, the first from %s to %s), "+
+			v.fail(linearizable, "no order of the requests, each at an instant between its call and its return, could have been produced by one copy of the inventory (porcupine found none in %d of %d pieces of the history, the first from %s to %s), "+
 				"though no single list or update breaks a rule on its own: see the picture (-consistency-html) for how far the best order got",
-				len(illegal), len(pieces), at(pieces[illegal[0]][0].Return), at(pieces[illegal[0]][len(pieces[illegal[0]])-1].Return)))
+				len(illegal), len(pieces), at(pieces[illegal[0]][0].Return), at(pieces[illegal[0]][len(pieces[illegal[0]])-1].Return))
 		}
 	case unchecked > 0:
 		v.NotJudged = fmt.Sprintf("the linearizability check of %d pieces of the history (%d operations) did not finish in %v; check a shorter run (-consistency) or fewer clients (-consistency-clients)", unchecked, checked, limit)
 	case len(findings) > 0:
 		// The direct rules are each sufficient for a violation, so
 		// porcupine cannot accept what they found: a bug here.
-		v.Failures = append(v.Failures, "conformancetest bug: porcupine accepted a history that the direct rules reject; the rules' findings above stand")
+		v.fail(linearizable, "conformancetest bug: porcupine accepted a history that the direct rules reject; the rules' findings above stand")
 	}
 	if len(v.Failures) > 0 && r.opt.Picture != "" {
 		if err := r.draw(model, pieces, illegal, findings, limit); err != nil {
-			v.Failures = append(v.Failures, fmt.Sprintf("the picture could not be written to %s: %v", r.opt.Picture, err))
+			v.fail("the picture of the history written", "the picture could not be written to %s: %v", r.opt.Picture, err)
 		} else {
 			v.Picture = r.opt.Picture
 		}
 	}
 	return v
+}
+
+func (v *Verdict) fail(expected, format string, args ...any) {
+	v.Failures = append(v.Failures, Failure{Problem: fmt.Sprintf(format, args...), Expected: expected})
 }
 
 // checkPieces checks each piece of the history with porcupine, on every

@@ -69,25 +69,32 @@ func simulate(seed uint64, clients int, d time.Duration, pets []Pet) *History {
 
 var simPets = []Pet{{ID: 1, Qty: 5}, {ID: 2, Qty: 0}, {ID: 3, Qty: 12}}
 
-// TestConsistencyCheckIsFast: a 10 s history of 8 clients is judged in
-// less time than it took (with -race, which slows the checker tenfold, a
-// 1 s history, for the verdict only).
-func TestConsistencyCheckIsFast(t *testing.T) {
-	d := 10 * time.Second
+// TestConsistencyLinearizablePasses: a linearizable history of 8 clients
+// passes, judged in every piece (2 s; with -race, which slows the checker
+// tenfold, 1 s). How fast it is judged is BenchmarkJudge's to measure: a
+// unit test on a shared machine asserts no duration.
+func TestConsistencyLinearizablePasses(t *testing.T) {
+	d := 2 * time.Second
 	if raceDetector {
 		d = time.Second
 	}
 	h := simulate(1, 8, d, simPets)
-	ops := h.Ops
-	start := time.Now()
 	v := Judge(h, Options{})
-	took := time.Since(start)
-	t.Logf("%d operations judged in %v: %s", len(ops), took, v.Detail)
+	t.Log(v.Detail)
 	if len(v.Failures) > 0 || v.NotJudged != "" {
 		t.Fatalf("a linearizable history: %q %q", v.Failures, v.NotJudged)
 	}
-	if !raceDetector && took > d {
-		t.Errorf("judging took %v, more than the %v the history lasted", took, d)
+}
+
+// BenchmarkJudge judges a 10 s history of 8 clients (about 70 000
+// requests): the time per operation is the judgement's, which should stay
+// well below the history's own duration on 2 cores.
+func BenchmarkJudge(b *testing.B) {
+	h := simulate(1, 8, 10*time.Second, simPets)
+	for b.Loop() {
+		if v := Judge(h, Options{}); len(v.Failures) > 0 || v.NotJudged != "" {
+			b.Fatalf("%q %q", v.Failures, v.NotJudged)
+		}
 	}
 }
 
@@ -144,10 +151,10 @@ func TestConsistencyRules(t *testing.T) {
 			ops := h.Ops
 			tc.break_(ops)
 			v := Judge(h, Options{})
-			if len(v.Failures) == 0 || !strings.Contains(v.Failures[0], tc.want) {
+			if len(v.Failures) == 0 || !strings.Contains(v.Failures[0].Problem, tc.want) {
 				t.Fatalf("failures %q, want %q", v.Failures, tc.want)
 			}
-			t.Log(v.Failures[0])
+			t.Log(v.Failures[0].Problem)
 		})
 	}
 	t.Run("unknown outcomes left out", func(t *testing.T) {

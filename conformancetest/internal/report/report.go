@@ -59,6 +59,35 @@ type Result struct {
 	// (Config.ConsistencyHTML, written by the consistency check), ""
 	// when none was written.
 	Visualization string `json:"visualization,omitempty"`
+	// Consistency is what the consistency check judged and measured,
+	// nil for every other check.
+	Consistency *ConsistencyResult `json:"consistency,omitempty"`
+}
+
+// ConsistencyResult is what the consistency check judged and measured.
+type ConsistencyResult struct {
+	// History is the file the history of the run was saved to
+	// (-consistency-history), or was read from (-consistency-replay).
+	History string `json:"history,omitempty"`
+	// Replayed is set when the history was not recorded by this run
+	// but read back from History and judged again.
+	Replayed bool `json:"replayed,omitempty"`
+}
+
+// Lines says in words what c holds, one line each, for the text and HTML
+// reports; none for a nil c.
+func (c *ConsistencyResult) Lines() []string {
+	if c == nil {
+		return nil
+	}
+	var out []string
+	switch {
+	case c.Replayed:
+		out = append(out, "history read from "+c.History+" and judged again")
+	case c.History != "":
+		out = append(out, "history saved to "+c.History+" (judge it again with inventory-conformance -consistency-replay "+c.History+")")
+	}
+	return out
 }
 
 // Failure is one thing that did not hold, with the request that showed it.

@@ -40,6 +40,9 @@ func (r *Report) WriteText(w io.Writer, verbose bool) error {
 			}
 			fmt.Fprintf(ew, "%s: %s\n", res.Name, res.Detail)
 		}
+		for _, line := range res.Consistency.Lines() {
+			fmt.Fprintf(ew, "%s: %s\n", res.Name, line)
+		}
 	}
 	first = true
 	for _, res := range r.Results {
@@ -198,6 +201,9 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 		}
 		if res.Detail != "" {
 			tc.SystemOut += "\n" + res.Detail
+		}
+		for _, line := range res.Consistency.Lines() {
+			tc.SystemOut += "\n" + line
 		}
 		switch res.Outcome {
 		case Fail:
