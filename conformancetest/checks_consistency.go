@@ -84,10 +84,10 @@ func runConsistency(c *checker) {
 	for _, p := range r.pets {
 		h.Pets = append(h.Pets, linearize.Pet{ID: p.id, Qty: p.qty})
 	}
-	v := linearize.Judge(h, linearize.Options{Picture: cfg.ConsistencyHTML})
-	failures, skip, info := consistencyResult(v)
+	v := linearize.Judge(h, linearize.Options{Staleness: cfg.ConsistencyStaleness, Picture: cfg.ConsistencyHTML})
+	failures, skip, info := consistencyResult(v, cfg.ConsistencyStaleness)
 	if cfg.ConsistencyHistory != "" {
-		if err := saveHistory(cfg.ConsistencyHistory, h, started, &v); err != nil {
+		if err := saveHistory(cfg.ConsistencyHistory, h, started, cfg.ConsistencyStaleness, &v); err != nil {
 			failures = append(failures, Failure{Problem: err.Error(), Expected: "the history saved (-consistency-history)"})
 		} else {
 			info.History = cfg.ConsistencyHistory
@@ -140,6 +140,16 @@ func (r *consistencyRun) record(clients int) []linearize.Op {
 			})
 		}
 		wg.Wait()
+		// Judged against a staleness bound, a list may take effect that
+		// long before it was sent: the barrier pins the state the round
+		// left only when it comes that long after every other request of
+		// the round (see linearize's pieces).
+		if q := r.c.rn.cfg.ConsistencyStaleness; q > 0 {
+			select {
+			case <-time.After(q):
+			case <-r.c.ctx.Done():
+			}
+		}
 		// The barrier, through each base URL in turn; in the picture
 		// it is the client numbered after the others.
 		b := linearize.Op{Client: clients, Base: round % len(r.bases), Round: round, Barrier: true}

@@ -82,6 +82,15 @@ type Config struct {
 	// the requests of each client on one time line and how far a
 	// linearization got. The HTML report links to it.
 	ConsistencyHTML string
+	// ConsistencyStaleness, when not zero, judges the consistency run
+	// against a bounded-staleness promise instead of the strict one: a
+	// list must show every update answered at least this long before it
+	// was sent (each list's call is moved this much earlier before the
+	// linearizability check: Δ-atomicity). The run leaves this much quiet
+	// before each barrier list. Zero is the strict promise. Every run
+	// reports the observed staleness (Result.Consistency) whatever the
+	// bound.
+	ConsistencyStaleness time.Duration
 	// ConsistencyHistory, when not empty, is a file that the consistency
 	// check saves its history to, passed or failed: every request with
 	// its call and return, base URL, pet, what it sent and saw, and the
@@ -158,6 +167,9 @@ func (c Config) normalized() (Config, *regexp.Regexp, error) {
 	}
 	if c.Consistency < 0 {
 		return c, nil, fmt.Errorf("conformancetest: Config.Consistency %v is negative", c.Consistency)
+	}
+	if c.ConsistencyStaleness < 0 {
+		return c, nil, fmt.Errorf("conformancetest: Config.ConsistencyStaleness %v is negative", c.ConsistencyStaleness)
 	}
 	if c.ConsistencyClients == 0 {
 		c.ConsistencyClients = DefaultConsistencyClients

@@ -85,6 +85,10 @@
 // instants, or which update answered another write), and
 // Config.ConsistencyHTML receives porcupine's picture of the history. A
 // check that runs out of time is skipped as not judged, never passed.
+// Config.ConsistencyStaleness judges the run against a bounded-staleness
+// promise instead (each list's call moved that much earlier), and every
+// run reports its observed staleness: the smallest bound, to the
+// millisecond, with which its history passes.
 // Config.ConsistencyHistory saves the history (JSON), and
 // ReplayConsistency judges a saved one again without the deployment, with
 // the same verdict and words.

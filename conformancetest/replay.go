@@ -18,24 +18,24 @@ import (
 // consistencyResult turns the judgement of a history into the check's
 // failures, the reason of a skip (a history not judged) and what the
 // report shows of it: the same for a run and for a replay.
-func consistencyResult(v linearize.Verdict) (failures []Failure, skip string, info *ConsistencyResult) {
+func consistencyResult(v linearize.Verdict, staleness time.Duration) (failures []Failure, skip string, info *ConsistencyResult) {
 	for _, f := range v.Failures {
 		failures = append(failures, Failure{Problem: f.Problem, Expected: f.Expected})
 	}
 	if v.NotJudged != "" {
 		skip = "not judged: " + v.NotJudged
 	}
-	return failures, skip, &ConsistencyResult{}
+	return failures, skip, &ConsistencyResult{Staleness: staleness, ObservedStaleness: v.Observed, Observed: v.ObservedWords}
 }
 
 // saveHistory writes the history h of a run started at started, and its
 // verdict, to path.
-func saveHistory(path string, h *linearize.History, started time.Time, v *linearize.Verdict) error {
+func saveHistory(path string, h *linearize.History, started time.Time, staleness time.Duration, v *linearize.Verdict) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return fmt.Errorf("the history could not be saved: %v", err)
 	}
-	if err := linearize.WriteHistory(f, h, started, 0, v); err != nil {
+	if err := linearize.WriteHistory(f, h, started, staleness, v); err != nil {
 		f.Close()
 		return fmt.Errorf("the history could not be saved to %s: %v", path, err)
 	}
@@ -53,6 +53,11 @@ type ReplayConfig struct {
 	// ConsistencyHTML, when not empty, receives the picture of the
 	// history when it fails, as Config.ConsistencyHTML does.
 	ConsistencyHTML string
+	// ConsistencyStaleness, when JudgeStaleness is set, is the staleness
+	// bound to judge against (zero: strict); otherwise the history is
+	// judged against the bound its run was judged against.
+	ConsistencyStaleness time.Duration
+	JudgeStaleness       bool
 }
 
 // ErrNotAHistory is returned (wrapped, with the cause) by
@@ -78,10 +83,17 @@ func ReplayConsistency(cfg ReplayConfig) (*Report, error) {
 	h := saved.History
 	ch := consistencyChecks()[0]
 	started := time.Now()
-	v := linearize.Judge(h, linearize.Options{Picture: cfg.ConsistencyHTML})
+	staleness := saved.Staleness
+	if cfg.JudgeStaleness {
+		if cfg.ConsistencyStaleness < 0 {
+			return nil, fmt.Errorf("conformancetest: ReplayConfig.ConsistencyStaleness %v is negative", cfg.ConsistencyStaleness)
+		}
+		staleness = cfg.ConsistencyStaleness
+	}
+	v := linearize.Judge(h, linearize.Options{Staleness: staleness, Picture: cfg.ConsistencyHTML})
 	res := Result{Name: ch.name, Source: ch.source, Rule: ch.rule, Requests: len(h.Ops), Detail: v.Detail, Visualization: v.Picture}
 	var skip string
-	res.Failures, skip, res.Consistency = consistencyResult(v)
+	res.Failures, skip, res.Consistency = consistencyResult(v, staleness)
 	res.Consistency.History, res.Consistency.Replayed = cfg.History, true
 	switch {
 	case len(res.Failures) > 0:
@@ -94,16 +106,18 @@ func ReplayConsistency(cfg ReplayConfig) (*Report, error) {
 	res.Duration = time.Since(started)
 	rep := &Report{BaseURL: h.Bases[0], Replicas: h.Bases[1:], Level: LevelContract, Started: started, Results: []Result{res}}
 	rep.Duration = res.Duration
-	rep.Notes = append(rep.Notes, replayNote(cfg.History, saved, v))
+	rep.Notes = append(rep.Notes, replayNote(cfg.History, saved, staleness, v))
 	return rep, nil
 }
 
 // replayNote says where a replayed history came from and whether the run
 // that saved it concluded the same.
-func replayNote(path string, saved *linearize.Saved, v linearize.Verdict) string {
+func replayNote(path string, saved *linearize.Saved, staleness time.Duration, v linearize.Verdict) string {
 	note := fmt.Sprintf("judged again from the history saved in %s by the run started %s; nothing was sent", path, saved.Started.UTC().Format(time.RFC3339))
 	was := saved.Verdict
 	switch {
+	case staleness != saved.Staleness:
+		return note + fmt.Sprintf("; judged against a staleness bound of %v, that run against %v", staleness, saved.Staleness)
 	case was == nil:
 		return note + " (the file holds no verdict of its own)"
 	case was.Outcome() == v.Outcome() && slices.Equal(was.Failures, v.Failures):

@@ -32,12 +32,17 @@
 //	-consistency-clients N  clients of the consistency run (default 8)
 //	-consistency-html FILE  when the consistency check fails, write a picture
 //	                     of the history (porcupine's visualization) to FILE
+//	-consistency-staleness D  judge the consistency run against a bounded-
+//	                     staleness promise: a list shows every update answered
+//	                     at least D before it was sent (default 0: strict);
+//	                     every run reports its observed staleness
 //	-consistency-history FILE  save the history of the consistency run to FILE
 //	                     (JSON: every request, what it saw, the verdict)
 //	-consistency-replay FILE  judge a history saved by -consistency-history
 //	                     again, without any deployment (no -base-url, no key):
 //	                     the same verdict, words and exit status as the run
-//	                     that saved it
+//	                     that saved it (with -consistency-staleness, judged
+//	                     against that bound instead of the run's)
 //	-junit FILE          also write a JUnit XML report to FILE
 //	-html FILE           also write an HTML report to FILE: one page with the
 //	                     verdict, the failures first with their curl lines
@@ -108,6 +113,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		consHTML = fs.String("consistency-html", "", "when the consistency check fails, write a picture of the history (HTML) to this file")
 		history  = fs.String("consistency-history", "", "save the history of the consistency run (JSON: every request, what it saw, the verdict) to this file")
 		replay   = fs.String("consistency-replay", "", "judge a history saved by -consistency-history again, without any deployment, and exit as that run would")
+		stale    = fs.Duration("consistency-staleness", 0, "judge the consistency run against a bounded-staleness promise: a list shows every update answered at least this long before it was sent (0: strict)")
 	)
 	fs.Var(&baseURLs, "base-url", "base URL of the API, version segment included, e.g. https://staging.example/v1 (required); repeat it for each replica of the deployment")
 	fs.Usage = func() {
@@ -155,7 +161,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			fmt.Fprintln(stderr, "inventory-conformance: -consistency-replay judges a saved history and sends nothing: give no -base-url")
 			return exitUsage
 		}
-		rep, err := conformancetest.ReplayConsistency(conformancetest.ReplayConfig{History: *replay, ConsistencyHTML: *consHTML})
+		rc := conformancetest.ReplayConfig{History: *replay, ConsistencyHTML: *consHTML}
+		fs.Visit(func(f *flag.Flag) {
+			if f.Name == "consistency-staleness" {
+				rc.ConsistencyStaleness, rc.JudgeStaleness = *stale, true
+			}
+		})
+		rep, err := conformancetest.ReplayConsistency(rc)
 		if err != nil {
 			fmt.Fprintf(stderr, "inventory-conformance: -consistency-replay: %v\n", err)
 			return exitUsage
@@ -172,19 +184,20 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return exitUsage
 	}
 	cfg := conformancetest.Config{
-		BaseURL:            baseURLs[0],
-		Replicas:           baseURLs[1:],
-		APIKey:             key,
-		ReadOnly:           *readOnly,
-		Level:              lvl,
-		Run:                *runRE,
-		Skip:               *skipRE,
-		MaxBodyBytes:       *maxBody,
-		RequestTimeout:     *timeout,
-		Consistency:        *consist,
-		ConsistencyClients: *clients,
-		ConsistencyHTML:    *consHTML,
-		ConsistencyHistory: *history,
+		BaseURL:              baseURLs[0],
+		Replicas:             baseURLs[1:],
+		APIKey:               key,
+		ReadOnly:             *readOnly,
+		Level:                lvl,
+		Run:                  *runRE,
+		Skip:                 *skipRE,
+		MaxBodyBytes:         *maxBody,
+		RequestTimeout:       *timeout,
+		Consistency:          *consist,
+		ConsistencyClients:   *clients,
+		ConsistencyHTML:      *consHTML,
+		ConsistencyHistory:   *history,
+		ConsistencyStaleness: *stale,
 	}
 	if *verbose {
 		cfg.Progress = func(r conformancetest.Result) {

@@ -67,6 +67,8 @@ func TestBadConsistencyFlags(t *testing.T) {
 		{[]string{"-base-url", "http://127.0.0.1:1/v1", "-consistency", "-1s"}, "Config.Consistency"},
 		{[]string{"-base-url", "http://127.0.0.1:1/v1", "-consistency-clients", "-3"}, "Config.ConsistencyClients"},
 		{[]string{"-base-url", "http://127.0.0.1:1/v1", "-consistency-clients", "0"}, "at least one client"},
+		{[]string{"-base-url", "http://127.0.0.1:1/v1", "-consistency-staleness", "-1ms"}, "Config.ConsistencyStaleness"},
+		{[]string{"-consistency-replay", "../../testdata/consistency/pass.json", "-consistency-staleness", "-1ms"}, "ReplayConfig.ConsistencyStaleness"},
 	} {
 		var stdout, stderr bytes.Buffer
 		if code := run(context.Background(), tc.args, env, &stdout, &stderr); code != exitUsage || !strings.Contains(stderr.String(), tc.want) {
@@ -94,6 +96,24 @@ func TestReplay(t *testing.T) {
 		code := run(context.Background(), []string{"-consistency-replay", path}, noEnv, &stdout, &stderr)
 		if code != tc.code || !strings.Contains(stdout.String(), tc.want) || !strings.Contains(stdout.String(), "concluded the same") {
 			t.Errorf("%s: exit %d, want %d and %q:\n%s%s", tc.file, code, tc.code, tc.want, stdout.String(), stderr.String())
+		}
+	}
+	// The stale history, judged against a bound above its observed
+	// staleness (40 ms of cache), passes; against 10 ms it fails, by
+	// how much more than the bound.
+	for _, tc := range []struct {
+		bound string
+		code  int
+		want  string
+	}{
+		{"60ms", exitOK, "judged against a staleness bound of 60ms"},
+		{"10ms", exitFailed, "more than the staleness bound of 10 ms"},
+	} {
+		var stdout, stderr bytes.Buffer
+		path := filepath.Join("..", "..", "testdata", "consistency", "stale.json")
+		code := run(context.Background(), []string{"-consistency-replay", path, "-consistency-staleness", tc.bound}, noEnv, &stdout, &stderr)
+		if code != tc.code || !strings.Contains(stdout.String(), tc.want) || !strings.Contains(stdout.String(), "observed staleness: ") {
+			t.Errorf("-consistency-staleness %s: exit %d, want %d and %q:\n%s%s", tc.bound, code, tc.code, tc.want, stdout.String(), stderr.String())
 		}
 	}
 	var stdout, stderr bytes.Buffer

@@ -26,4 +26,15 @@
 // and one that no list showed is left out (taking effect at the very
 // end, after every read, is always possible, so it constrains nothing).
 // Both steps keep the verdict and shrink the search.
+//
+// Against a staleness bound D (Options.Staleness), every list's call is
+// moved D earlier before the check (Golab, Li and Shah's Δ-atomicity).
+// Such lists overlap many updates, which porcupine's search does not bear,
+// so the verdict is then the sweep's (sweep.go), which on strict histories
+// agrees with porcupine. Every judgement also finds the observed
+// staleness: the smallest bound, to the millisecond, with which the
+// history passes.
+//
+// A history is saved and read back as JSON (WriteHistory, ReadHistory),
+// so that it can be judged again without the deployment.
 package linearize

@@ -3,10 +3,7 @@ package linearize
 import (
 	"fmt"
 	"math"
-	"os"
 	"runtime"
-	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -16,23 +13,6 @@ import (
 // unknownReturn is the return of a write whose outcome is unknown: the
 // end of the history.
 const unknownReturn = math.MaxInt64
-
-// cinput and coutput are an operation's input and output in the model.
-type cinput struct {
-	pin  bool // sets the state a piece of the history starts from
-	list bool
-	slot int
-	qty  int64
-}
-
-type coutput struct {
-	seen  cstate // a list, or a pin
-	known bool   // an update answered 200 with an item
-	got   int64  // its quantity
-}
-
-// cstate is the quantities of the pets in play.
-type cstate [MaxPets]int64
 
 // Verdict is the judgement of a history.
 type Verdict struct {
@@ -47,6 +27,12 @@ type Verdict struct {
 	// Picture is the file the picture of the history was written to, ""
 	// when none was.
 	Picture string
+	// Observed is the observed staleness: the smallest bound, to the
+	// millisecond, for which the history passes (0 for a history that
+	// passes strictly); nil when no bound makes it pass or none was
+	// found in time. ObservedWords says it in words, and why when nil.
+	Observed      *time.Duration
+	ObservedWords string
 }
 
 // Failure is one thing that broke the promise, in words, and what the
@@ -68,149 +54,81 @@ func (v *Verdict) Outcome() string {
 	return "pass"
 }
 
-// linearizable is what the promise expects of every request.
-const linearizable = "every request to appear to take effect at one instant between its call and its return, on one copy of the inventory (CONTRACT.md §Consistency)"
+func (v *Verdict) fail(expected, format string, args ...any) {
+	v.Failures = append(v.Failures, Failure{Problem: fmt.Sprintf(format, args...), Expected: expected})
+}
 
 // Options are how a history is judged.
 type Options struct {
+	// Staleness is the bound judged against: every list's call is moved
+	// this much earlier before the linearizability check (Golab, Li and
+	// Shah's Δ-atomicity), so that a list may miss updates answered less
+	// than Staleness before it was sent. Zero is the strict promise.
+	Staleness time.Duration
 	// Limit bounds the linearizability check; zero is the history's
 	// duration twice, at least 30 s. A check cut short is not judged.
+	// The search for the observed staleness has as long again.
 	Limit time.Duration
 	// Picture, when not empty, is the file that porcupine's picture of
 	// a failed history is written to.
 	Picture string
 }
 
-// judgement is one history being judged.
+// judgement is one history being judged: the requests as the model holds
+// them, and what the checks of its pieces found so far.
 type judgement struct {
 	h   *History
 	opt Options
+	ops []op
+	// keep marks the requests in the model: not failed lists, not
+	// updates of unknown outcome that no list showed.
+	keep    []bool
+	initial cstate
+	// writes maps each quantity written to the update that sent it.
+	writes map[int64]*op
+	rounds int
+	// barriers[k] is the list that ends round k (nil when none).
+	barriers []*op
+	// reach[k] is the last round that a request of round k reaches: an
+	// update of unknown outcome first shown in a later round joins the
+	// rounds between.
+	reach []int
+	// lastReturn[k] is the latest return of a request of round k or
+	// before, barriers left out.
+	lastReturn []int64
+	model      porcupine.Model
+
+	nLists, nFailedLists, nUpdates, nUnknown, dropped int
+
+	mu sync.Mutex
+	// known holds, per piece (its first and last round), the smallest
+	// staleness found to pass and the largest found to fail: passing is
+	// monotone in the staleness, so each bounds the checks still to do.
+	known map[[2]int]*pieceBounds
 }
 
-// Judge judges the history h against the consistency promise.
+type pieceBounds struct{ passAt, failAt int64 }
+
+// linearizable is what the promise expects of every request, for a
+// staleness bound d.
+func linearizable(d int64) string {
+	if d == 0 {
+		return "every request to appear to take effect at one instant between its call and its return, on one copy of the inventory (CONTRACT.md §Consistency)"
+	}
+	return fmt.Sprintf("every request to appear to take effect at one instant between its call and its return, a list's call moved %s earlier (the staleness bound), on one copy of the inventory (CONTRACT.md §Consistency)", msOf(d))
+}
+
+// Judge judges the history h against the consistency promise, strict or
+// within opt.Staleness, and measures its observed staleness.
 func Judge(h *History, opt Options) Verdict {
-	r := &judgement{h: h, opt: opt}
-	ops := make([]op, len(h.Ops))
-	for i, o := range h.Ops {
-		ops[i] = op{Op: o, ret: o.Return}
-	}
-	return r.judge(ops)
-}
-
-// judge checks the history ops (ordered by call).
-func (r *judgement) judge(ops []op) Verdict {
+	r := prepare(h, opt)
 	var v Verdict
-	initial := cstate{}
-	for i, p := range r.h.Pets {
-		initial[i] = p.Qty
-	}
-	// Which write made each value, and the first list that showed it.
-	writes := map[int64]*op{}
-	var nLists, nUpdates, nUnknown, nFailedLists, rounds int
-	for i := range ops {
-		o := &ops[i]
-		rounds = max(rounds, o.Round+1)
-		switch {
-		case o.Kind == Update:
-			writes[o.Qty] = o
-			nUpdates++
-			if !o.Known {
-				nUnknown++
-				o.ret = unknownReturn
-			}
-		case o.OK:
-			nLists++
-		default:
-			nFailedLists++
-		}
-	}
-	type seen struct {
-		ret   int64
-		round int
-	}
-	firstSeen := map[int64]seen{}
-	barriers := make([]*op, rounds)
-	for i := range ops {
-		o := &ops[i]
-		if o.Barrier {
-			barriers[o.Round] = o
-		}
-		if o.Kind != List || !o.OK {
-			continue
-		}
-		for s, q := range o.Seen[:len(r.h.Pets)] {
-			if w := writes[q]; w != nil && w.Slot == s {
-				if t, ok := firstSeen[q]; !ok || o.ret < t.ret {
-					firstSeen[q] = seen{o.ret, o.Round}
-				}
-			}
-		}
-	}
-	// The unknown writes patched, and how far each round reaches: a
-	// write of unknown outcome first shown in a later round joins the
-	// rounds between into one piece.
-	reach := make([]int, rounds)
-	for k := range reach {
-		reach[k] = k
-	}
-	var dropped int
-	keep := make([]bool, len(ops))
-	for i := range ops {
-		o := &ops[i]
-		keep[i] = true
-		switch {
-		case o.Kind == List && !o.OK:
-			keep[i] = false
-		case o.Kind == Update && !o.Known:
-			t, ok := firstSeen[o.Qty]
-			if !ok {
-				dropped++
-				keep[i] = false
-				continue
-			}
-			o.ret = t.ret
-			reach[o.Round] = max(reach[o.Round], t.round)
-		}
-	}
-	// Pieces: runs of rounds cut where a barrier list was answered and
-	// nothing of an earlier round reaches past it.
-	piece := make([]int, rounds)
-	for k, n, far := 0, 0, 0; k < rounds; k++ {
-		piece[k] = n
-		far = max(far, reach[k])
-		if far <= k && barriers[k] != nil && barriers[k].OK {
-			n++
-		}
-	}
-	var pieces [][]porcupine.Operation
-	pin := func(seen cstate, at int64) porcupine.Operation {
-		return porcupine.Operation{ClientId: r.h.Clients, Input: cinput{pin: true}, Output: coutput{seen: seen}, Call: at - 2, Return: at - 1, Metadata: -1}
-	}
-	for i := range ops {
-		o := &ops[i]
-		if !keep[i] {
-			continue
-		}
-		p := piece[o.Round]
-		for len(pieces) <= p {
-			// Each piece starts from the state the barrier before it
-			// showed (the run's first from the quantities before it).
-			if len(pieces) == 0 {
-				pieces = append(pieces, []porcupine.Operation{pin(initial, 0)})
-				continue
-			}
-			k := slices.Index(piece, len(pieces)) - 1
-			pieces = append(pieces, []porcupine.Operation{pin(barriers[k].Seen, barriers[k].Return+1)})
-		}
-		in := cinput{list: o.Kind == List, slot: o.Slot, qty: o.Qty}
-		out := coutput{seen: o.Seen, known: o.Known, got: o.Got}
-		pieces[p] = append(pieces[p], porcupine.Operation{ClientId: o.Client, Input: in, Output: out, Call: o.Call, Return: o.ret, Metadata: i})
-	}
+	d := int64(opt.Staleness)
 	// Every base URL must have answered lists, or its requests tell
 	// nothing.
-	lists, whyNot := make([]int, len(r.h.Bases)), make([]string, len(r.h.Bases))
-	for i := range ops {
-		if o := &ops[i]; o.Kind == List && o.OK {
+	lists, whyNot := make([]int, len(h.Bases)), make([]string, len(h.Bases))
+	for i := range r.ops {
+		if o := &r.ops[i]; o.Kind == List && o.OK {
 			lists[o.Base]++
 		} else if o.Kind == List && whyNot[o.Base] == "" {
 			whyNot[o.Base] = o.Answer
@@ -219,75 +137,283 @@ func (r *judgement) judge(ops []op) Verdict {
 	for b, n := range lists {
 		if n == 0 {
 			v.fail("lists answered 200 through every base URL of the deployment",
-				"no list through %s was answered in %v (the first: %s): its requests tell nothing, so the deployment cannot be judged consistent through it", r.h.Bases[b], r.h.Duration, whyNot[b])
+				"no list through %s was answered in %v (the first: %s): its requests tell nothing, so the deployment cannot be judged consistent through it", h.Bases[b], h.Duration, whyNot[b])
 		}
 	}
-	findings := r.explain(ops, writes, initial)
-	for _, f := range findings {
-		v.fail(linearizable, "%s", f.words)
+	ex := r.explain(d)
+	for _, f := range ex.findings {
+		v.fail(linearizable(d), "%s", f.words)
 	}
 
-	model := r.model()
-	limit := r.opt.Limit
+	limit := opt.Limit
 	if limit == 0 {
-		limit = max(2*r.h.Duration, 30*time.Second) // room for a busy CI machine
+		limit = max(2*h.Duration, 30*time.Second) // room for a busy CI machine
 	}
 	start := time.Now()
-	illegal, unchecked, checked, longest := checkPieces(model, pieces, start.Add(limit))
-	took := time.Since(start)
-	bases := "1 base URL"
-	if len(r.h.Bases) > 1 {
-		bases = fmt.Sprintf("%d base URLs", len(r.h.Bases))
+	deadline := start.Add(limit)
+	pieces := r.pieces(d)
+	var (
+		illegal            []int // pieces not linearizable
+		unchecked, checked int
+		how                string
+		stuck              = -1 // with a bound: the request no order survived
+	)
+	if d == 0 {
+		var longest int
+		illegal, unchecked, checked, longest = r.check(pieces, d, deadline)
+		how = fmt.Sprintf("%d operations in %d pieces (the longest %d) checked for linearizability in %v: %d not linearizable, %d not checked in time",
+			checked, len(pieces), longest, time.Since(start).Round(time.Millisecond), len(illegal), unchecked)
+	} else {
+		// Moved lists overlap too many updates for porcupine's search:
+		// the sweep decides (see sweep), in one pass.
+		ok, known, at := r.sweep(d, deadline)
+		checked = r.nLists + r.nUpdates - r.dropped
+		switch {
+		case !known:
+			unchecked = len(pieces)
+		case !ok:
+			stuck = at
+			illegal = []int{r.pieceOf(pieces, at)}
+		}
+		how = fmt.Sprintf("%d operations checked for linearizability, each list's call moved %s earlier (the staleness bound), in %v: %s",
+			checked, msOf(d), time.Since(start).Round(time.Millisecond), map[bool]string{true: "linearizable", false: "not linearizable"}[ok])
+		if !known {
+			how = fmt.Sprintf("%d operations not checked in time for linearizability, each list's call moved %s earlier (the staleness bound)", checked, msOf(d))
+		}
 	}
-	v.Detail = fmt.Sprintf("%d clients over %s for %v, pets %s: %d lists (%d more failed, dropped), %d updates (%d of unknown outcome, %d of them shown by no list and left out); "+
-		"%d operations in %d pieces (the longest %d) checked for linearizability in %v: %d not linearizable, %d not checked in time",
-		r.h.Clients, bases, r.h.Duration, r.petNames(), nLists, nFailedLists, nUpdates, nUnknown, dropped,
-		checked, len(pieces), longest, took.Round(time.Millisecond), len(illegal), unchecked)
+	bases := "1 base URL"
+	if len(h.Bases) > 1 {
+		bases = fmt.Sprintf("%d base URLs", len(h.Bases))
+	}
+	v.Detail = fmt.Sprintf("%d clients over %s for %v, pets %s: %d lists (%d more failed, dropped), %d updates (%d of unknown outcome, %d of them shown by no list and left out); %s",
+		h.Clients, bases, h.Duration, r.petNames(), r.nLists, r.nFailedLists, r.nUpdates, r.nUnknown, r.dropped, how)
 	switch {
 	case len(illegal) > 0:
-		if len(findings) == 0 {
-			v.fail(linearizable, "no order of the requests, each at an instant between its call and its return, could have been produced by one copy of the inventory (porcupine found none in %d of %d pieces of the history, the first from %s to %s), "+
-				"though no single list or update breaks a rule on its own: see the picture (-consistency-html) for how far the best order got",
-				len(illegal), len(pieces), at(pieces[illegal[0]][0].Return), at(pieces[illegal[0]][len(pieces[illegal[0]])-1].Return))
+		if len(ex.findings) == 0 {
+			first := pieces[illegal[0]].ops
+			where := fmt.Sprintf("porcupine found none in %d of %d pieces of the history, the first from %s to %s", len(illegal), len(pieces), at(first[0].Return), at(first[len(first)-1].Return))
+			if stuck >= 0 {
+				where = "no order survives " + r.describeOp(&r.ops[stuck])
+			}
+			v.fail(linearizable(d), "no order of the requests, each at an instant between its call and its return, could have been produced by one copy of the inventory (%s), "+
+				"though no single list or update breaks a rule on its own: see the picture (-consistency-html) for how far the best order got", where)
 		}
 	case unchecked > 0:
 		v.NotJudged = fmt.Sprintf("the linearizability check of %d pieces of the history (%d operations) did not finish in %v; check a shorter run (-consistency) or fewer clients (-consistency-clients)", unchecked, checked, limit)
-	case len(findings) > 0:
+	case len(ex.findings) > 0:
 		// The direct rules are each sufficient for a violation, so
 		// porcupine cannot accept what they found: a bug here.
-		v.fail(linearizable, "conformancetest bug: porcupine accepted a history that the direct rules reject; the rules' findings above stand")
+		v.fail(linearizable(d), "conformancetest bug: porcupine accepted a history that the direct rules reject; the rules' findings above stand")
 	}
-	if len(v.Failures) > 0 && r.opt.Picture != "" {
-		if err := r.draw(model, pieces, illegal, findings, limit); err != nil {
-			v.fail("the picture of the history written", "the picture could not be written to %s: %v", r.opt.Picture, err)
+	if unchecked == 0 {
+		v.Observed, v.ObservedWords = r.observe(d, len(illegal) == 0, ex, time.Now().Add(limit))
+	} else {
+		v.ObservedWords = "not measured: the history was not judged in time"
+	}
+	if len(v.Failures) > 0 && opt.Picture != "" {
+		if err := r.draw(pieces, illegal, ex.findings, limit); err != nil {
+			v.fail("the picture of the history written", "the picture could not be written to %s: %v", opt.Picture, err)
 		} else {
-			v.Picture = r.opt.Picture
+			v.Picture = opt.Picture
 		}
 	}
 	return v
 }
 
-func (v *Verdict) fail(expected, format string, args ...any) {
-	v.Failures = append(v.Failures, Failure{Problem: fmt.Sprintf(format, args...), Expected: expected})
+// prepare turns the history into the requests of the model: failed lists
+// dropped, each update of unknown outcome given the return of the first
+// list that showed it (or dropped, when none did), and the rounds'
+// barriers, reaches and last returns found.
+func prepare(h *History, opt Options) *judgement {
+	r := &judgement{h: h, opt: opt, writes: map[int64]*op{}, known: map[[2]int]*pieceBounds{}}
+	r.model = r.newModel()
+	for i, p := range h.Pets {
+		r.initial[i] = p.Qty
+	}
+	r.ops = make([]op, len(h.Ops))
+	for i, o := range h.Ops {
+		r.ops[i] = op{Op: o, ret: o.Return}
+	}
+	for i := range r.ops {
+		o := &r.ops[i]
+		r.rounds = max(r.rounds, o.Round+1)
+		switch {
+		case o.Kind == Update:
+			r.writes[o.Qty] = o
+			r.nUpdates++
+			if !o.Known {
+				r.nUnknown++
+				o.ret = unknownReturn
+			}
+		case o.OK:
+			r.nLists++
+		default:
+			r.nFailedLists++
+		}
+	}
+	// The first list that showed each value written.
+	type seen struct {
+		ret   int64
+		round int
+	}
+	firstSeen := map[int64]seen{}
+	r.barriers = make([]*op, r.rounds)
+	for i := range r.ops {
+		o := &r.ops[i]
+		if o.Barrier {
+			r.barriers[o.Round] = o
+		}
+		if o.Kind != List || !o.OK {
+			continue
+		}
+		for s, q := range o.Seen[:len(h.Pets)] {
+			if w := r.writes[q]; w != nil && w.Slot == s {
+				if t, ok := firstSeen[q]; !ok || o.ret < t.ret {
+					firstSeen[q] = seen{o.ret, o.Round}
+				}
+			}
+		}
+	}
+	r.reach = make([]int, r.rounds)
+	for k := range r.reach {
+		r.reach[k] = k
+	}
+	r.keep = make([]bool, len(r.ops))
+	r.lastReturn = make([]int64, r.rounds)
+	for i := range r.ops {
+		o := &r.ops[i]
+		r.keep[i] = true
+		switch {
+		case o.Kind == List && !o.OK:
+			r.keep[i] = false
+			continue
+		case o.Kind == Update && !o.Known:
+			t, ok := firstSeen[o.Qty]
+			if !ok {
+				r.dropped++
+				r.keep[i] = false
+				continue
+			}
+			o.ret = t.ret
+			r.reach[o.Round] = max(r.reach[o.Round], t.round)
+		}
+		if !o.Barrier {
+			r.lastReturn[o.Round] = max(r.lastReturn[o.Round], o.ret)
+		}
+	}
+	for k := 1; k < r.rounds; k++ {
+		r.lastReturn[k] = max(r.lastReturn[k], r.lastReturn[k-1])
+	}
+	return r
 }
 
-// checkPieces checks each piece of the history with porcupine, on every
-// core, until deadline. It returns the pieces found not linearizable (in
-// order), how many were not checked in time, how many operations were
-// checked and the length of the longest piece.
-func checkPieces(model porcupine.Model, pieces [][]porcupine.Operation, deadline time.Time) (illegal []int, unchecked, ops, longest int) {
+// piece is a run of rounds checked on its own, as porcupine's operations,
+// the first of which pins the state the piece starts from.
+type piece struct {
+	from, to int // its first and last round
+	ops      []porcupine.Operation
+}
+
+// pieces cuts the history, with each list's call moved d earlier, where
+// a barrier pins a state: after a round whose barrier list was answered,
+// when nothing of an earlier round reaches past it, and when the barrier
+// was sent at least d after every other request of its round and before
+// was answered. Moved d earlier, the barrier then still comes after all of
+// them, so it shows the state they left; every later list, sent after the
+// barrier was answered, moved d earlier still comes after them too, so
+// the next piece may start from that state. (The run leaves d of quiet
+// before each barrier when it is judged against a bound d; a larger d
+// joins rounds, which is correct but slower.)
+func (r *judgement) pieces(d int64) []piece {
+	var out []piece
+	from, far := 0, 0
+	for k := range r.rounds {
+		far = max(far, r.reach[k])
+		b := r.barriers[k]
+		if k == r.rounds-1 || far <= k && b != nil && b.OK && b.Call-d >= r.lastReturn[k] {
+			out = append(out, piece{from: from, to: k})
+			from = k + 1
+		}
+	}
+	of := make([]int, r.rounds)
+	for p := range out {
+		for k := out[p].from; k <= out[p].to; k++ {
+			of[k] = p
+		}
+		// Each piece starts from the state the barrier before it
+		// showed (the run's first from the quantities before it), an
+		// instant before any of its lists, moved, could take effect.
+		seen, at := r.initial, -d
+		if out[p].from > 0 {
+			b := r.barriers[out[p].from-1]
+			seen, at = b.Seen, b.Call-d
+		}
+		out[p].ops = append(out[p].ops, porcupine.Operation{ClientId: r.h.Clients, Input: cinput{pin: true}, Output: coutput{seen: seen}, Call: at - 2, Return: at - 1, Metadata: -1})
+	}
+	for i := range r.ops {
+		if !r.keep[i] {
+			continue
+		}
+		o := &r.ops[i]
+		p := &out[of[o.Round]]
+		p.ops = append(p.ops, r.operation(i, d))
+	}
+	return out
+}
+
+// operation is request i as porcupine's operation, a list's call moved d
+// earlier.
+func (r *judgement) operation(i int, d int64) porcupine.Operation {
+	o := &r.ops[i]
+	call := o.Call
+	if o.Kind == List {
+		call -= d
+	}
+	in := cinput{list: o.Kind == List, slot: o.Slot, qty: o.Qty}
+	out := coutput{seen: o.Seen, known: o.Known, got: o.Got}
+	return porcupine.Operation{ClientId: o.Client, Input: in, Output: out, Call: call, Return: o.ret, Metadata: i}
+}
+
+// check checks each piece with porcupine, lists moved d earlier, on every
+// core, until deadline; a piece whose verdict at d follows from an
+// earlier check is not checked again. It returns the pieces found not
+// linearizable (in order), how many were not checked in time, how many
+// operations were checked and the length of the longest piece.
+func (r *judgement) check(pieces []piece, d int64, deadline time.Time) (illegal []int, unchecked, ops, longest int) {
 	results := make([]porcupine.CheckResult, len(pieces))
 	next := make(chan int)
 	var wg sync.WaitGroup
 	for range runtime.GOMAXPROCS(0) {
 		wg.Go(func() {
 			for i := range next {
-				left := time.Until(deadline)
-				if left <= 0 {
-					results[i] = porcupine.Unknown
-					continue
+				key := [2]int{pieces[i].from, pieces[i].to}
+				r.mu.Lock()
+				b := r.known[key]
+				if b == nil {
+					b = &pieceBounds{passAt: math.MaxInt64, failAt: -1}
+					r.known[key] = b
 				}
-				results[i] = porcupine.CheckOperationsTimeout(model, pieces[i], left)
+				passAt, failAt := b.passAt, b.failAt
+				r.mu.Unlock()
+				left := time.Until(deadline)
+				switch {
+				case passAt <= d:
+					results[i] = porcupine.Ok
+				case failAt >= d:
+					results[i] = porcupine.Illegal
+				case left <= 0:
+					results[i] = porcupine.Unknown
+				default:
+					results[i] = porcupine.CheckOperationsTimeout(r.model, pieces[i].ops, left)
+				}
+				r.mu.Lock()
+				switch results[i] {
+				case porcupine.Ok:
+					b.passAt = min(b.passAt, d)
+				case porcupine.Illegal:
+					b.failAt = max(b.failAt, d)
+				}
+				r.mu.Unlock()
 			}
 		})
 	}
@@ -297,7 +423,7 @@ func checkPieces(model porcupine.Model, pieces [][]porcupine.Operation, deadline
 	close(next)
 	wg.Wait()
 	for i, res := range results {
-		longest = max(longest, len(pieces[i]))
+		longest = max(longest, len(pieces[i].ops))
 		switch res {
 		case porcupine.Illegal:
 			illegal = append(illegal, i)
@@ -305,323 +431,82 @@ func checkPieces(model porcupine.Model, pieces [][]porcupine.Operation, deadline
 			unchecked++
 		}
 		if res != porcupine.Unknown {
-			ops += len(pieces[i]) - 1 // not the pin
+			ops += len(pieces[i].ops) - 1 // not the pin
 		}
 	}
 	return illegal, unchecked, ops, longest
 }
 
-// mstate is the model's state: the quantities of the pets in play, once
-// a piece's pin has set them.
-type mstate struct {
-	q   cstate
-	set bool
+// observe finds the observed staleness: the smallest bound, to the
+// millisecond, for which the history passes. The direct rules give a
+// bound below which it cannot pass (a list that missed an update answered
+// that long before it was sent); the sweep then checks bounds from there,
+// doubling until one passes and halving the gap between the largest that
+// failed and the smallest that passed, until deadline. passed says
+// whether the history passed at d, the bound it was judged against.
+func (r *judgement) observe(d int64, passed bool, ex explanation, deadline time.Time) (*time.Duration, string) {
+	if ex.always != "" {
+		return nil, "none: no staleness bound makes this history pass, since " + ex.always
+	}
+	const ms = int64(time.Millisecond)
+	failMs := ceilDiv(ex.need, ms) - 1 // every bound below need fails
+	passMs := int64(-1)
+	if passed {
+		passMs = ceilDiv(d, ms)
+	} else {
+		failMs = max(failMs, d/ms)
+	}
+	try := func(m int64) (ok, known bool) {
+		ok, known, _ = r.sweep(m*ms, deadline)
+		return ok, known
+	}
+	// The run's duration bounds the search: a list cannot be older than
+	// the run.
+	most := max(ceilDiv(int64(r.h.Duration), ms), 1)
+	for passMs < 0 {
+		m := max(failMs+1, min(2*max(failMs, 1), most))
+		if m > most {
+			return nil, fmt.Sprintf("none: the history does not pass with a bound of %s, the run's whole duration", msOf(failMs*ms))
+		}
+		ok, known := try(m)
+		switch {
+		case !known:
+			return nil, fmt.Sprintf("more than %s (a larger bound was not checked in time)", msOf(failMs*ms))
+		case ok:
+			passMs = m
+		default:
+			failMs = m
+		}
+	}
+	for passMs-failMs > 1 {
+		m := failMs + (passMs-failMs)/2
+		ok, known := try(m)
+		switch {
+		case !known:
+			got := time.Duration(passMs * ms)
+			return &got, fmt.Sprintf("at most %s (the history passes with it; the bounds between %s and it were not checked in time)", msOf(passMs*ms), msOf(failMs*ms))
+		case ok:
+			passMs = m
+		default:
+			failMs = m
+		}
+	}
+	got := time.Duration(passMs * ms)
+	if passMs == 0 {
+		return &got, "0 (strict: every list showed every update answered before it was sent)"
+	}
+	return &got, fmt.Sprintf("%s (the smallest bound, to the millisecond, with which the history passes)", msOf(passMs*ms))
 }
 
-// model is the inventory of the pets in play as porcupine sees it.
-func (r *judgement) model() porcupine.Model {
-	return porcupine.Model{
-		Init: func() any { return mstate{} },
-		Step: func(state, input, output any) (bool, any) {
-			st, in, out := state.(mstate), input.(cinput), output.(coutput)
-			switch {
-			case in.pin:
-				return !st.set, mstate{q: out.seen, set: true}
-			case !st.set:
-				return false, st
-			case in.list:
-				return out.seen == st.q, st
-			case out.known && out.got != in.qty:
-				return false, st
-			}
-			st.q[in.slot] = in.qty
-			return true, st
-		},
-		Hash: func(state any) uint64 {
-			st := state.(mstate)
-			h := uint64(14695981039346656037)
-			for _, q := range st.q {
-				h ^= uint64(q)
-				h *= 1099511628211
-			}
-			return h
-		},
-		DescribeOperation: func(input, output any) string {
-			in, out := input.(cinput), output.(coutput)
-			switch {
-			case in.pin:
-				return "state at the barrier " + r.describeState(out.seen)
-			case in.list:
-				return "list " + r.describeState(out.seen)
-			case !out.known:
-				return fmt.Sprintf("pet %d := %d (outcome unknown)", r.h.Pets[in.slot].ID, in.qty)
-			}
-			return fmt.Sprintf("pet %d := %d → %d", r.h.Pets[in.slot].ID, in.qty, out.got)
-		},
-		DescribeState: func(state any) string { return r.describeState(state.(mstate).q) },
+// pieceOf returns the piece that holds request i.
+func (r *judgement) pieceOf(pieces []piece, i int) int {
+	for p := range pieces {
+		if pieces[p].from <= r.ops[i].Round && r.ops[i].Round <= pieces[p].to {
+			return p
+		}
 	}
+	return 0
 }
 
-func (r *judgement) describeState(st cstate) string {
-	var parts []string
-	for i, p := range r.h.Pets {
-		if st[i] == -1 {
-			parts = append(parts, fmt.Sprintf("%d: missing", p.ID))
-			continue
-		}
-		parts = append(parts, fmt.Sprintf("%d: %d", p.ID, st[i]))
-	}
-	return "{" + strings.Join(parts, ", ") + "}"
-}
-
-// finding is one violation the direct rules found, with the request that
-// shows it, for the words and the picture.
-type finding struct {
-	words string
-	op    *op
-	count int
-}
-
-// explain applies the direct rules, each sufficient for a violation, and
-// returns one finding per rule broken: the first case in words, and how
-// many there were (per base URL for stale lists).
-func (r *judgement) explain(ops []op, writes map[int64]*op, initial cstate) []finding {
-	// Per pet, the updates answered 200 with their own quantity, by
-	// call, with the earliest return of those from each index on.
-	type known struct {
-		calls, rets, sufMin []int64
-		ops                 []*op
-	}
-	per := make([]known, len(r.h.Pets))
-	for i := range ops {
-		o := &ops[i]
-		if o.Kind == Update && o.Known && o.Got == o.Qty {
-			k := &per[o.Slot]
-			k.calls = append(k.calls, o.Call)
-			k.rets = append(k.rets, o.ret)
-			k.ops = append(k.ops, o)
-		}
-	}
-	for s := range per {
-		k := &per[s]
-		k.sufMin = make([]int64, len(k.rets)+1)
-		k.sufMin[len(k.rets)] = math.MaxInt64
-		for j := len(k.rets) - 1; j >= 0; j-- {
-			k.sufMin[j] = min(k.rets[j], k.sufMin[j+1])
-		}
-	}
-	// firstAfter returns the earliest return of a known update of slot s
-	// called after t (math.MaxInt64 when none).
-	firstAfter := func(s int, t int64) int64 {
-		k := &per[s]
-		j, _ := slices.BinarySearch(k.calls, t+1)
-		return k.sufMin[j]
-	}
-	// latestBefore returns the known update of slot s called after t
-	// that returned last before u: the freshest write a list missed.
-	latestBefore := func(s int, t, u int64) *op {
-		var best *op
-		k := &per[s]
-		j, _ := slices.BinarySearch(k.calls, t+1)
-		for ; j < len(k.ops); j++ {
-			if w := k.ops[j]; w.ret < u && (best == nil || w.ret > best.ret) {
-				best = w
-			}
-		}
-		return best
-	}
-	// writtenBy returns the write that made q, for pet s, and whether
-	// one did (or q is the quantity before the run).
-	writtenBy := func(s int, q int64) (*op, bool) {
-		if q == initial[s] {
-			return nil, true
-		}
-		w := writes[q]
-		if w == nil || w.Slot != s {
-			return nil, false
-		}
-		return w, true
-	}
-	// after is the instant a value is known to have been written by:
-	// the write's return (for an unknown outcome, the first list that
-	// showed it), or before the run.
-	after := func(w *op) int64 {
-		if w == nil {
-			return math.MinInt64
-		}
-		return w.ret
-	}
-	var (
-		other, never, missing, future, stale, mixed finding
-		staleByBase                                 = make([]int, len(r.h.Bases))
-	)
-	note := func(f *finding, o *op, words func() string) {
-		if f.count == 0 {
-			f.op, f.words = o, words()
-		}
-		f.count++
-	}
-	for i := range ops {
-		o := &ops[i]
-		if o.Kind == Update {
-			if o.Known && o.Got != o.Qty {
-				note(&other, o, func() string {
-					made := "a quantity no write of the run sent"
-					if w := writes[o.Got]; w != nil {
-						made = fmt.Sprintf("the write of %s", r.describeOp(w))
-					} else if o.Got == initial[o.Slot] {
-						made = "the quantity before the run"
-					}
-					return fmt.Sprintf("%s carried quantity %d, not its own write: %s", r.describeOp(o), o.Got, made)
-				})
-			}
-			continue
-		}
-		if !o.OK {
-			continue
-		}
-		latestCall, latestSlot := int64(math.MinInt64), -1
-		broken := false
-		for s, q := range o.Seen[:len(r.h.Pets)] {
-			pet := r.h.Pets[s].ID
-			if q == -1 {
-				note(&missing, o, func() string {
-					return fmt.Sprintf("%s lacked pet %d, which the run only updated (entries are never removed through the API)", r.describeOp(o), pet)
-				})
-				broken = true
-				continue
-			}
-			w, ok := writtenBy(s, q)
-			if !ok {
-				note(&never, o, func() string {
-					return fmt.Sprintf("%s showed pet %d at quantity %d, a write that was never made (no update of the run sent it to pet %d, and it was not the quantity before)", r.describeOp(o), pet, q, pet)
-				})
-				broken = true
-				continue
-			}
-			if w != nil && w.Call > o.ret {
-				note(&future, o, func() string {
-					return fmt.Sprintf("%s showed pet %d at quantity %d, written by %s: a write sent after the list was answered", r.describeOp(o), pet, q, r.describeOp(w))
-				})
-				broken = true
-				continue
-			}
-			if firstAfter(s, after(w)) < o.Call {
-				missed := latestBefore(s, after(w), o.Call)
-				if broken {
-					continue // one stale pet names the list
-				}
-				note(&stale, o, func() string {
-					was := "the quantity before the run"
-					if w != nil {
-						was = "written by " + r.describeOp(w)
-					}
-					return fmt.Sprintf("%s showed pet %d at quantity %d (%s) and so missed %s, answered %s before the list was sent",
-						r.describeOp(o), pet, q, was, r.describeOp(missed), msOf(o.Call-missed.ret))
-				})
-				if !broken {
-					staleByBase[o.Base]++ // once per list
-				}
-				broken = true
-				continue
-			}
-			if w != nil && w.Call > latestCall {
-				latestCall, latestSlot = w.Call, s
-			}
-		}
-		if broken || latestSlot < 0 {
-			continue
-		}
-		// One instant: no pet may show a value that an update answered
-		// before the newest value's write was even sent had replaced.
-		for s, q := range o.Seen[:len(r.h.Pets)] {
-			if s == latestSlot {
-				continue
-			}
-			w, _ := writtenBy(s, q)
-			if firstAfter(s, after(w)) < latestCall {
-				newest := writes[o.Seen[latestSlot]]
-				missed := latestBefore(s, after(w), latestCall)
-				note(&mixed, o, func() string {
-					return fmt.Sprintf("%s mixed two instants: it showed pet %d at %d, written by %s, and pet %d at %d although %s, answered before that write was sent, had replaced it",
-						r.describeOp(o), r.h.Pets[latestSlot].ID, o.Seen[latestSlot], r.describeOp(newest), r.h.Pets[s].ID, q, r.describeOp(missed))
-				})
-				break
-			}
-		}
-	}
-	var out []finding
-	for _, f := range []*finding{&stale, &mixed, &future, &never, &missing, &other} {
-		if f.count == 0 {
-			continue
-		}
-		if f.count > 1 {
-			f.words = fmt.Sprintf("%d such requests; the first: %s", f.count, f.words)
-		}
-		if f == &stale {
-			var by []string
-			for b, n := range staleByBase {
-				by = append(by, fmt.Sprintf("%s: %d", r.h.Bases[b], n))
-			}
-			f.words += "; stale lists by base URL: " + strings.Join(by, ", ")
-		}
-		out = append(out, *f)
-	}
-	return out
-}
-
-// draw writes porcupine's picture of the pieces of the history found not
-// linearizable (the first few: a page that opens fast), or of every piece
-// when none was (a direct rule found what porcupine had no time to), with
-// the violations marked, to Config.ConsistencyHTML.
-func (r *judgement) draw(model porcupine.Model, pieces [][]porcupine.Operation, illegal []int, findings []finding, limit time.Duration) error {
-	const most = 3
-	var hist []porcupine.Operation
-	var bounds []int
-	show := illegal
-	if len(show) == 0 {
-		show = make([]int, len(pieces))
-		for i := range show {
-			show[i] = i
-		}
-	}
-	for _, i := range show[:min(most, len(show))] {
-		hist = append(hist, pieces[i]...)
-		bounds = append(bounds, len(hist))
-	}
-	model.Partition = func(h []porcupine.Operation) [][]porcupine.Operation {
-		var out [][]porcupine.Operation
-		from := 0
-		for _, to := range bounds {
-			out = append(out, h[from:to])
-			from = to
-		}
-		return out
-	}
-	res, info := porcupine.CheckOperationsVerbose(model, hist, limit)
-	var notes []porcupine.Annotation
-	first, last := hist[0].Call, int64(math.MinInt64)
-	for _, op := range hist {
-		last = max(last, op.Return)
-	}
-	for _, f := range findings {
-		if f.op.Call < first || f.op.Return > last {
-			continue // in a piece not shown
-		}
-		notes = append(notes, porcupine.Annotation{ClientId: f.op.Client, Start: f.op.Call, End: f.op.Return,
-			Description: "violation", Details: f.words, BackgroundColor: "#f4c7c3"})
-	}
-	if res == porcupine.Unknown {
-		notes = append(notes, porcupine.Annotation{Tag: "checker", Description: "the checker ran out of time: the linearizations shown are partial"})
-	}
-	info.AddAnnotations(notes)
-	f, err := os.Create(r.opt.Picture)
-	if err != nil {
-		return err
-	}
-	if err := porcupine.Visualize(model, info, f); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
+// ceilDiv is a/b rounded up, for a ≥ 0 and b > 0.
+func ceilDiv(a, b int64) int64 { return (a + b - 1) / b }

@@ -2,6 +2,7 @@ package linearize
 
 import (
 	"cmp"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -12,8 +13,15 @@ import (
 // simulate returns the history of clients that list and update one
 // linearizable copy of pets for d: each request takes effect at a random
 // instant between its call and its return; latencies are 0.2 to 2 ms.
-// broken, when not nil, may change what a list shows, given its instant.
 func simulate(seed uint64, clients int, d time.Duration, pets []Pet) *History {
+	return simulateStale(seed, clients, d, pets, 0, 0)
+}
+
+// simulateStale is simulate with the lists through the second base URL
+// showing the state stale before their instant (a replica that stale
+// behind), and quiet left before each barrier, as a run judged against a
+// staleness bound leaves.
+func simulateStale(seed uint64, clients int, d time.Duration, pets []Pet, stale, quiet time.Duration) *History {
 	rng := rand.New(rand.NewPCG(seed, 1))
 	h := &History{Bases: []string{"http://a/v1", "http://b/v1"}, Pets: pets, Clients: clients, Duration: d}
 	next := int64(1_000_000)
@@ -42,22 +50,35 @@ func simulate(seed uint64, clients int, d time.Duration, pets []Pet) *History {
 				last = max(last, t)
 			}
 		}
+		last += int64(quiet)
 		b := Op{Client: clients, Kind: List, OK: true, Barrier: true, Round: round, Call: last + 1000, Return: last + 300_000}
 		all = append(all, timed{b, last + 2000})
 		t0 = last + 301_000
 	}
 	slices.SortFunc(all, func(a, b timed) int { return cmp.Compare(a.lin, b.lin) })
+	// The state after each write, to look a list's instant up in.
 	var st cstate
 	for i, p := range pets {
 		st[i] = p.Qty
+	}
+	times, states := []int64{math.MinInt64}, []cstate{st}
+	for _, tm := range all {
+		if tm.o.Kind == Update {
+			st[tm.o.Slot] = tm.o.Qty
+			times, states = append(times, tm.lin), append(states, st)
+		}
 	}
 	ops := make([]Op, len(all))
 	for i, tm := range all {
 		o := tm.o
 		if o.Kind == List {
-			o.Seen = st
+			at := tm.lin
+			if o.Base == 1 {
+				at -= int64(stale)
+			}
+			j, _ := slices.BinarySearch(times, at)
+			o.Seen = states[j-1]
 		} else {
-			st[o.Slot] = o.Qty
 			o.Got = o.Qty
 		}
 		ops[i] = o

@@ -72,6 +72,15 @@ type ConsistencyResult struct {
 	// Replayed is set when the history was not recorded by this run
 	// but read back from History and judged again.
 	Replayed bool `json:"replayed,omitempty"`
+	// Staleness is the staleness bound the history was judged against
+	// (Config.ConsistencyStaleness); zero is the strict promise.
+	Staleness time.Duration `json:"stalenessNs"`
+	// ObservedStaleness is the smallest bound, to the millisecond, for
+	// which the history passes: 0 for a deployment that kept the strict
+	// promise; nil when no bound makes it pass, or none was found in
+	// time. Observed says it in words, with the reason when nil.
+	ObservedStaleness *time.Duration `json:"observedStalenessNs"`
+	Observed          string         `json:"observedStaleness"`
 }
 
 // Lines says in words what c holds, one line each, for the text and HTML
@@ -81,6 +90,12 @@ func (c *ConsistencyResult) Lines() []string {
 		return nil
 	}
 	var out []string
+	if c.Staleness > 0 {
+		out = append(out, fmt.Sprintf("judged against a staleness bound of %v", c.Staleness))
+	}
+	if c.Observed != "" {
+		out = append(out, "observed staleness: "+c.Observed)
+	}
 	switch {
 	case c.Replayed:
 		out = append(out, "history read from "+c.History+" and judged again")
