@@ -109,6 +109,10 @@ type judgement struct {
 
 type pieceBounds struct{ passAt, failAt int64 }
 
+// smallestFor bounds the search for the smallest set of requests that
+// cannot be ordered.
+const smallestFor = 10 * time.Second
+
 // linearizable is what the promise expects of every request, for a
 // staleness bound d.
 func linearizable(d int64) string {
@@ -195,8 +199,12 @@ func Judge(h *History, opt Options) Verdict {
 			if stuck >= 0 {
 				where = "no order survives " + r.describeOp(&r.ops[stuck])
 			}
+			why := "see the picture (-consistency-html) for how far the best order got"
+			if set, pet := r.smallest(pieces[illegal[0]].ops, time.Now().Add(min(limit, smallestFor))); set != nil {
+				why = r.describeSmallest(set, pet)
+			}
 			v.fail(linearizable(d), "no order of the requests, each at an instant between its call and its return, could have been produced by one copy of the inventory (%s), "+
-				"though no single list or update breaks a rule on its own: see the picture (-consistency-html) for how far the best order got", where)
+				"though no single list or update breaks a rule on its own: %s", where, why)
 		}
 	case unchecked > 0:
 		v.NotJudged = fmt.Sprintf("the linearizability check of %d pieces of the history (%d operations) did not finish in %v; check a shorter run (-consistency) or fewer clients (-consistency-clients)", unchecked, checked, limit)

@@ -32,7 +32,12 @@ type mstate struct {
 }
 
 // model is the inventory of the pets in play as porcupine sees it.
-func (r *judgement) newModel() porcupine.Model {
+func (r *judgement) newModel() porcupine.Model { return r.modelOf(-1) }
+
+// modelOf is the model that holds a list to what it showed of the pet in
+// slot only, or of every pet in play for only -1: a history that only
+// one pet's model rejects is that pet's.
+func (r *judgement) modelOf(only int) porcupine.Model {
 	return porcupine.Model{
 		Init: func() any { return mstate{} },
 		Step: func(state, input, output any) (bool, any) {
@@ -42,6 +47,8 @@ func (r *judgement) newModel() porcupine.Model {
 				return !st.set, mstate{q: out.seen, set: true}
 			case !st.set:
 				return false, st
+			case in.list && only >= 0:
+				return out.seen[only] == st.q[only], st
 			case in.list:
 				return out.seen == st.q, st
 			case out.known && out.got != in.qty:

@@ -1,6 +1,7 @@
 package linearize
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -99,9 +100,67 @@ func (r *judgement) explain(d int64) explanation {
 		}
 		return w.ret
 	}
+	// Per pet, the writes lists showed, by the return of the list that
+	// showed them, with the newest write (by call) shown by each
+	// return on: a list sent after a list that showed a write was
+	// answered must show it, or a later one.
+	type shownAt struct {
+		ret  int64 // when the list that showed it was answered
+		list *op
+		w    *op
+	}
+	shown := make([][]shownAt, len(r.h.Pets))
+	for i := range ops {
+		o := &ops[i]
+		if o.Kind != List || !o.OK || !r.keep[i] {
+			continue
+		}
+		for s, q := range o.Seen[:len(r.h.Pets)] {
+			if w := writes[q]; w != nil && w.Slot == s {
+				shown[s] = append(shown[s], shownAt{o.ret, o, w})
+			}
+		}
+	}
+	newest := make([][]int, len(r.h.Pets)) // newest[s][j]: the index of the newest write shown up to j
+	for s := range shown {
+		slices.SortFunc(shown[s], func(a, b shownAt) int { return cmp.Compare(a.ret, b.ret) })
+		newest[s] = make([]int, len(shown[s]))
+		for j := range shown[s] {
+			newest[s][j] = j
+			if j > 0 && shown[s][newest[s][j-1]].w.Call > shown[s][j].w.Call {
+				newest[s][j] = newest[s][j-1]
+			}
+		}
+	}
+	// takenBack returns the list answered before t that showed the newest
+	// write of pet s sent after t0, and that write; nil when none did.
+	takenBack := func(s int, t0, t int64) (*op, *op) {
+		n, _ := slices.BinarySearchFunc(shown[s], t, func(a shownAt, t int64) int { return cmp.Compare(a.ret, t) })
+		if n == 0 {
+			return nil, nil
+		}
+		if x := shown[s][newest[s][n-1]]; x.w.Call > t0 {
+			return x.list, x.w
+		}
+		return nil, nil
+	}
+	// takenBackNeed returns how long after the first list that showed a
+	// write of pet s sent after t0 was answered t is (0 when none was).
+	takenBackNeed := func(s int, t0, t int64) int64 {
+		j, found := slices.BinarySearchFunc(newest[s], t0, func(k int, t0 int64) int {
+			if shown[s][k].w.Call > t0 {
+				return 1
+			}
+			return -1
+		})
+		if found || j == len(newest[s]) || shown[s][j].ret >= t {
+			return 0
+		}
+		return t - shown[s][j].ret
+	}
 	var (
-		other, never, missing, future, stale, mixed finding
-		staleByBase                                 = make([]int, len(r.h.Bases))
+		other, never, missing, future, stale, mixed, back finding
+		staleByBase                                       = make([]int, len(r.h.Bases))
 	)
 	note := func(f *finding, o *op, words func() string) {
 		if f.count == 0 {
@@ -182,6 +241,19 @@ func (r *judgement) explain(d int64) explanation {
 				broken = true
 				continue
 			}
+			ex.need = max(ex.need, takenBackNeed(s, after(w), o.Call))
+			if l1, w1 := takenBack(s, after(w), o.Call-d); l1 != nil {
+				note(&back, o, func() string {
+					was := "the quantity before the run"
+					if w != nil {
+						was = "written by " + r.describeOp(w)
+					}
+					return fmt.Sprintf("%s showed pet %d at quantity %d (%s), although %s, answered %s before this list was sent, had shown pet %d at %d, written by %s, after that: a write taken back (once a list shows a write, every list sent after it was answered shows that write or a later one)",
+						r.describeOp(o), pet, q, was, r.describeOp(l1), msOf(o.Call-l1.ret), pet, w1.Qty, r.describeOp(w1))
+				})
+				broken = true
+				continue
+			}
 			if w != nil && w.Call > latestCall {
 				latestCall, latestSlot = w.Call, s
 			}
@@ -219,7 +291,7 @@ func (r *judgement) explain(d int64) explanation {
 			ex.always = a.rule
 		}
 	}
-	for _, f := range []*finding{&stale, &mixed, &future, &never, &missing, &other} {
+	for _, f := range []*finding{&stale, &back, &mixed, &future, &never, &missing, &other} {
 		if f.count == 0 {
 			continue
 		}
