@@ -13,7 +13,7 @@ import (
 
 // The consistency check: clients list and update at once, over every base
 // URL of the deployment, and the history of what they saw is checked for
-// linearizability (see consistency.go for the checking).
+// linearizability by package internal/linearize.
 
 const (
 	// maxConsistencyClients bounds Config.ConsistencyClients.

@@ -51,6 +51,9 @@ func Run(t *testing.T, cfg Config) {
 			if res.Detail != "" {
 				t.Log(res.Detail)
 			}
+			for _, line := range res.Consistency.Lines() {
+				t.Log(line)
+			}
 			switch res.Outcome {
 			case Fail:
 				var sb strings.Builder

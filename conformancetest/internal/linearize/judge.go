@@ -99,15 +99,7 @@ type judgement struct {
 	model      porcupine.Model
 
 	nLists, nFailedLists, nUpdates, nUnknown, dropped int
-
-	mu sync.Mutex
-	// known holds, per piece (its first and last round), the smallest
-	// staleness found to pass and the largest found to fail: passing is
-	// monotone in the staleness, so each bounds the checks still to do.
-	known map[[2]int]*pieceBounds
 }
-
-type pieceBounds struct{ passAt, failAt int64 }
 
 // smallestFor bounds the search for the smallest set of requests that
 // cannot be ordered.
@@ -164,7 +156,7 @@ func Judge(h *History, opt Options) Verdict {
 	)
 	if d == 0 {
 		var longest int
-		illegal, unchecked, checked, longest = r.check(pieces, d, deadline)
+		illegal, unchecked, checked, longest = r.check(pieces, deadline)
 		how = fmt.Sprintf("%d operations in %d pieces (the longest %d) checked for linearizability in %v: %d not linearizable, %d not checked in time",
 			checked, len(pieces), longest, time.Since(start).Round(time.Millisecond), len(illegal), unchecked)
 	} else {
@@ -233,7 +225,7 @@ func Judge(h *History, opt Options) Verdict {
 // list that showed it (or dropped, when none did), and the rounds'
 // barriers, reaches and last returns found.
 func prepare(h *History, opt Options) *judgement {
-	r := &judgement{h: h, opt: opt, writes: map[int64]*op{}, known: map[[2]int]*pieceBounds{}}
+	r := &judgement{h: h, opt: opt, writes: map[int64]*op{}}
 	r.model = r.newModel()
 	for i, p := range h.Pets {
 		r.initial[i] = p.Qty
@@ -382,46 +374,23 @@ func (r *judgement) operation(i int, d int64) porcupine.Operation {
 	return porcupine.Operation{ClientId: o.Client, Input: in, Output: out, Call: call, Return: o.ret, Metadata: i}
 }
 
-// check checks each piece with porcupine, lists moved d earlier, on every
-// core, until deadline; a piece whose verdict at d follows from an
-// earlier check is not checked again. It returns the pieces found not
-// linearizable (in order), how many were not checked in time, how many
-// operations were checked and the length of the longest piece.
-func (r *judgement) check(pieces []piece, d int64, deadline time.Time) (illegal []int, unchecked, ops, longest int) {
+// check checks each piece with porcupine (its lists already moved), on every
+// core, until deadline. It returns the pieces found not linearizable (in
+// order), how many were not checked in time, how many operations were
+// checked and the length of the longest piece.
+func (r *judgement) check(pieces []piece, deadline time.Time) (illegal []int, unchecked, ops, longest int) {
 	results := make([]porcupine.CheckResult, len(pieces))
 	next := make(chan int)
 	var wg sync.WaitGroup
 	for range runtime.GOMAXPROCS(0) {
 		wg.Go(func() {
 			for i := range next {
-				key := [2]int{pieces[i].from, pieces[i].to}
-				r.mu.Lock()
-				b := r.known[key]
-				if b == nil {
-					b = &pieceBounds{passAt: math.MaxInt64, failAt: -1}
-					r.known[key] = b
-				}
-				passAt, failAt := b.passAt, b.failAt
-				r.mu.Unlock()
 				left := time.Until(deadline)
-				switch {
-				case passAt <= d:
-					results[i] = porcupine.Ok
-				case failAt >= d:
-					results[i] = porcupine.Illegal
-				case left <= 0:
+				if left <= 0 {
 					results[i] = porcupine.Unknown
-				default:
-					results[i] = porcupine.CheckOperationsTimeout(r.model, pieces[i].ops, left)
+					continue
 				}
-				r.mu.Lock()
-				switch results[i] {
-				case porcupine.Ok:
-					b.passAt = min(b.passAt, d)
-				case porcupine.Illegal:
-					b.failAt = max(b.failAt, d)
-				}
-				r.mu.Unlock()
+				results[i] = porcupine.CheckOperationsTimeout(r.model, pieces[i].ops, left)
 			}
 		})
 	}

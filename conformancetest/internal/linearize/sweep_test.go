@@ -51,7 +51,7 @@ func TestSweepAgreesWithPorcupine(t *testing.T) {
 			h := simulate(100+seed, 3, 300*time.Millisecond, simPets)
 			brk(h, int(seed)+1)
 			r := prepare(h, Options{})
-			illegal, unchecked, _, _ := r.check(r.pieces(0), 0, time.Now().Add(time.Minute))
+			illegal, unchecked, _, _ := r.check(r.pieces(0), time.Now().Add(time.Minute))
 			ok, known, _ := prepare(h, Options{}).sweep(0, time.Now().Add(time.Minute))
 			if unchecked > 0 || !known {
 				t.Fatalf("%s, seed %d: not checked", name, seed)
