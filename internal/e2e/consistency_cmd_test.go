@@ -17,8 +17,9 @@ import (
 // -consistency-html FILE. It passes three examples/redis replicas on one
 // Redis, fails when one of them sits behind a cache that answers lists up
 // to 300 ms old (and writes FILE, an HTML page that the -html report
-// links to and that a browser draws), and fails a server whose update
-// answers carry another write.
+// links to and that a browser draws, and saves the history, which
+// -consistency-replay judges again alike), and fails a server whose
+// update answers carry another write.
 func TestConsistencyCommand(t *testing.T) {
 	bin := commandBinary(t)
 	node := redisFor(t)
