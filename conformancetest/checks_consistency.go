@@ -2,25 +2,20 @@ package conformancetest
 
 import (
 	"cmp"
-	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"slices"
-	"strings"
 	"sync"
 	"time"
+
+	"github.com/petinventory/petinventory/conformancetest/internal/linearize"
 )
 
 // The consistency check: clients list and update at once, over every base
 // URL of the deployment, and the history of what they saw is checked for
-// linearizability (see consistency.go for the checking).
+// linearizability by package internal/linearize.
 
 const (
-	// consistencyPets is the number of pets the run updates. Lists are
-	// kept whole (one read of every pet in play at one instant), so the
-	// state of the model is these few quantities; more pets would add
-	// nothing a replica's staleness does not already show with three.
-	consistencyPets = 3
 	// maxConsistencyClients bounds Config.ConsistencyClients.
 	maxConsistencyClients = 256
 	// consistencyRound is how long the clients run between two
@@ -47,59 +42,17 @@ func consistencyChecks() []*check {
 	}}
 }
 
-// opKind tells a list from an update.
-type opKind uint8
-
-const (
-	opList opKind = iota
-	opUpdate
-)
-
-// cop is one request of the consistency run, as a client saw it. Times
-// are nanoseconds since the run started, on the monotonic clock.
-type cop struct {
-	client int
-	base   int // index in the run's base URLs
-	kind   opKind
-	call   int64
-	ret    int64 // in the model: for an unknown outcome, see judge
-	// answered is when the answer (or its failure) came.
-	answered int64
-	// An update: the pet (its index among the pets in play), the
-	// quantity sent, whether its outcome is known (answered 200 with an
-	// item) and the quantity that answer carried. answer says how it was
-	// answered, for the words of a failure.
-	slot   int
-	qty    int64
-	known  bool
-	got    int64
-	answer string
-	// A list: the quantity of each pet in play (-1 when the list lacked
-	// it). ok is false for a list that failed (no answer, not 200, not a
-	// list); it is dropped from the history.
-	seen [consistencyPets]int64
-	ok   bool
-	// round is the round of the run the request belongs to; barrier
-	// marks the list that ends a round, sent alone.
-	round   int
-	barrier bool
-}
-
 // consistencyRun is what the clients share.
 type consistencyRun struct {
-	c       *checker
-	bases   []string
-	pets    []item // the pets in play, with their quantities before the run
-	slotOf  map[int64]int
-	start   time.Time
-	until   time.Duration
-	mu      sync.Mutex
-	next    int64 // the next quantity to write
-	avoid   []int64
-	listErr []string // per base URL: the first reason a list failed
-	// checkLimit bounds the linearizability check (default: the run's
-	// duration twice, at least 30 s); a check cut short is not judged.
-	checkLimit time.Duration
+	c      *checker
+	bases  []string
+	pets   []item // the pets in play, with their quantities before the run
+	slotOf map[int64]int
+	start  time.Time
+	until  time.Duration
+	mu     sync.Mutex
+	next   int64 // the next quantity to write
+	avoid  []int64
 }
 
 func runConsistency(c *checker) {
@@ -110,54 +63,55 @@ func runConsistency(c *checker) {
 	items := c.pets()
 	r := &consistencyRun{c: c, bases: append([]string{cfg.BaseURL}, cfg.Replicas...), slotOf: map[int64]int{},
 		until: cfg.Consistency, next: firstConsistencyQuantity}
-	r.pets = items[:min(consistencyPets, len(items))]
+	r.pets = items[:min(linearize.MaxPets, len(items))]
 	for i, p := range r.pets {
 		c.touch(p.id) // restored at the end, as every check's writes are
 		r.slotOf[p.id] = i
 		r.avoid = append(r.avoid, p.qty)
 	}
-	r.listErr = make([]string, len(r.bases))
+	started := time.Now()
 	ops := r.record(cfg.ConsistencyClients)
 	if c.ctx.Err() != nil {
 		return // interrupted: runCheck says so, and restores
 	}
-	lists := make([]int, len(r.bases))
-	for _, o := range ops {
-		if o.kind == opList && o.ok {
-			lists[o.base]++
+	// Nothing of the history holds the key (a base URL may, by mistake):
+	// it is saved, and its words are the check's.
+	bases := make([]string, len(r.bases))
+	for i, b := range r.bases {
+		bases[i] = c.rn.scrub(b)
+	}
+	h := &linearize.History{Bases: bases, Clients: cfg.ConsistencyClients, Duration: r.until, Ops: ops}
+	for _, p := range r.pets {
+		h.Pets = append(h.Pets, linearize.Pet{ID: p.id, Qty: p.qty})
+	}
+	v := linearize.Judge(h, linearize.Options{Staleness: cfg.ConsistencyStaleness, Picture: cfg.ConsistencyHTML})
+	failures, skip, info := consistencyResult(v, cfg.ConsistencyStaleness)
+	if cfg.ConsistencyHistory != "" {
+		if err := saveHistory(cfg.ConsistencyHistory, h, started, cfg.ConsistencyStaleness, &v); err != nil {
+			failures = append(failures, Failure{Problem: err.Error(), Expected: "the history saved (-consistency-history)"})
+		} else {
+			info.History = cfg.ConsistencyHistory
 		}
 	}
-	for b, n := range lists {
-		if n == 0 {
-			c.failf(nil, "lists answered 200 through every base URL of the deployment",
-				"no list through %s was answered in %v (the first: %s): its requests tell nothing, so the deployment cannot be judged consistent through it", r.bases[b], cfg.Consistency, r.listErr[b])
-		}
-	}
-	v := r.judge(ops)
 	c.mu.Lock()
-	c.res.Detail = v.detail
+	c.res.Detail, c.res.Visualization, c.res.Consistency = v.Detail, v.Picture, info
 	c.mu.Unlock()
-	for _, f := range v.failures {
-		c.failf(nil, "every request to appear to take effect at one instant between its call and its return, on one copy of the inventory (CONTRACT.md §Consistency)", "%s", f)
+	for _, f := range failures {
+		c.addFailure(f)
 	}
-	if v.picture != "" {
-		c.mu.Lock()
-		c.res.Visualization = v.picture
-		c.mu.Unlock()
-	}
-	if len(v.failures) == 0 && v.notJudged != "" {
-		c.skipf("not judged: %s", v.notJudged)
+	if len(failures) == 0 && skip != "" {
+		c.skipf("%s", skip)
 	}
 }
 
 // record runs the clients until the run's duration has passed and
 // returns every request they sent, ordered by call. They run in rounds of
 // consistencyRound, each ended by a barrier list (see consistencyRound).
-func (r *consistencyRun) record(clients int) []cop {
+func (r *consistencyRun) record(clients int) []linearize.Op {
 	r.start = time.Now()
 	var (
 		mu  sync.Mutex
-		all []cop
+		all []linearize.Op
 	)
 	rngs := make([]*rand.Rand, clients)
 	for i := range rngs {
@@ -168,11 +122,11 @@ func (r *consistencyRun) record(clients int) []cop {
 		var wg sync.WaitGroup
 		for i := range clients {
 			wg.Go(func() {
-				var mine []cop
+				var mine []linearize.Op
 				for time.Since(r.start) < end && r.c.ctx.Err() == nil {
 					// Each client keeps to one base URL, so that every
 					// replica serves its clients' requests back to back.
-					o := cop{client: i, base: i % len(r.bases), round: round}
+					o := linearize.Op{Client: i, Base: i % len(r.bases), Round: round}
 					if rngs[i].IntN(2) == 0 {
 						r.list(&o)
 					} else {
@@ -186,25 +140,34 @@ func (r *consistencyRun) record(clients int) []cop {
 			})
 		}
 		wg.Wait()
+		// Judged against a staleness bound, a list may take effect that
+		// long before it was sent: the barrier pins the state the round
+		// left only when it comes that long after every other request of
+		// the round (see linearize's pieces).
+		if q := r.c.rn.cfg.ConsistencyStaleness; q > 0 {
+			select {
+			case <-time.After(q):
+			case <-r.c.ctx.Done():
+			}
+		}
 		// The barrier, through each base URL in turn; in the picture
 		// it is the client numbered after the others.
-		b := cop{client: clients, base: round % len(r.bases), round: round, barrier: true}
+		b := linearize.Op{Client: clients, Base: round % len(r.bases), Round: round, Barrier: true}
 		r.list(&b)
 		all = append(all, b)
 	}
-	slices.SortFunc(all, func(a, b cop) int { return cmp.Compare(a.call, b.call) })
+	slices.SortFunc(all, func(a, b linearize.Op) int { return cmp.Compare(a.Call, b.Call) })
 	return all
 }
 
 func (r *consistencyRun) now() int64 { return int64(time.Since(r.start)) }
 
 // list sends one list and records what it showed of the pets in play.
-func (r *consistencyRun) list(o *cop) {
-	o.kind = opList
-	o.call = r.now()
-	ex := r.c.rn.send(r.c.ctx, request{method: http.MethodGet, path: "/inventory", base: r.bases[o.base]})
-	o.ret = r.now()
-	o.answered = o.ret
+func (r *consistencyRun) list(o *linearize.Op) {
+	o.Kind = linearize.List
+	o.Call = r.now()
+	ex := r.c.rn.send(r.c.ctx, request{method: http.MethodGet, path: "/inventory", base: r.bases[o.Base]})
+	o.Return = r.now()
 	r.count()
 	var err error
 	var items []item
@@ -214,63 +177,58 @@ func (r *consistencyRun) list(o *cop) {
 		items, err = parseItems(ex.resp)
 	}
 	if err != nil {
-		r.mu.Lock()
-		if r.listErr[o.base] == "" {
-			r.listErr[o.base] = r.c.rn.scrub(err.Error())
-		}
-		r.mu.Unlock()
+		o.Answer = r.c.rn.scrub(err.Error())
 		return
 	}
-	o.ok = true
+	o.OK = true
 	for i := range r.pets { // the slots past them stay 0, as in the model
-		o.seen[i] = -1
+		o.Seen[i] = -1
 	}
 	for _, it := range items {
 		if s, ok := r.slotOf[it.id]; ok {
-			o.seen[s] = it.qty
+			o.Seen[s] = it.qty
 		}
 	}
 }
 
 // update sends one update of the pet in slot with a quantity no other
 // write of the run uses.
-func (r *consistencyRun) update(o *cop, slot int) {
-	o.kind = opUpdate
-	o.slot = slot
+func (r *consistencyRun) update(o *linearize.Op, slot int) {
+	o.Kind = linearize.Update
+	o.Slot = slot
 	r.mu.Lock()
 	for slices.Contains(r.avoid, r.next) {
 		r.next++
 	}
-	o.qty = r.next
+	o.Qty = r.next
 	r.next++
 	r.mu.Unlock()
-	o.call = r.now()
-	ex := r.c.rn.send(r.c.ctx, request{method: http.MethodPatch, path: itemPath(r.pets[slot].id), base: r.bases[o.base],
-		contentType: "application/json", body: qtyBody(o.qty)})
-	o.ret = r.now()
-	o.answered = o.ret
+	o.Call = r.now()
+	ex := r.c.rn.send(r.c.ctx, request{method: http.MethodPatch, path: itemPath(r.pets[slot].id), base: r.bases[o.Base],
+		contentType: "application/json", body: qtyBody(o.Qty)})
+	o.Return = r.now()
 	r.count()
 	switch {
 	case ex.err != nil:
-		o.answer = "no answer (" + r.c.rn.scrub(ex.err.Error()) + ")"
+		o.Answer = "no answer (" + r.c.rn.scrub(ex.err.Error()) + ")"
 	case ex.resp.status != http.StatusOK:
-		o.answer = errorSummary(ex.resp)
+		o.Answer = r.c.rn.scrub(errorSummary(ex.resp))
 		if ex.resp.status < 500 {
 			// Refused: it changed nothing, so the history holds it as
 			// a write of unknown outcome all the same (a refusal that
 			// did write would show in a list); the update checks
 			// judge the refusal itself.
-			o.answer += " (a refusal)"
+			o.Answer += " (a refusal)"
 		}
 	default:
 		v, err := decodeJSON(ex.resp.body)
 		obj, _ := v.(map[string]any)
 		q, ok := integerValue(obj["quantity"])
 		if err != nil || !ok || !q.IsInt64() {
-			o.answer = "200 without an InventoryItem"
+			o.Answer = "200 without an InventoryItem"
 			return
 		}
-		o.known, o.got, o.answer = true, q.Int64(), "200"
+		o.Known, o.Got, o.Answer = true, q.Int64(), "200"
 	}
 }
 
@@ -278,34 +236,4 @@ func (r *consistencyRun) count() {
 	r.c.mu.Lock()
 	r.c.res.Requests++
 	r.c.mu.Unlock()
-}
-
-// at formats a time of the run: "1.234s".
-func at(ns int64) string {
-	return fmt.Sprintf("%.3fs", time.Duration(ns).Seconds())
-}
-
-// msOf formats a duration in milliseconds: "87 ms", "2.4 ms", "0.03 ms".
-func msOf(ns int64) string {
-	d := time.Duration(ns)
-	if d < time.Millisecond {
-		return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond))
-	}
-	if d < 10*time.Millisecond {
-		return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond))
-	}
-	return fmt.Sprintf("%d ms", d.Milliseconds())
-}
-
-// describeOp names a request for the words of a failure.
-func (r *consistencyRun) describeOp(o *cop) string {
-	var sb strings.Builder
-	switch o.kind {
-	case opList:
-		fmt.Fprintf(&sb, "the list by client %d through %s, sent at %s and answered at %s", o.client, r.bases[o.base], at(o.call), at(o.ret))
-	default:
-		fmt.Fprintf(&sb, "the update of pet %d to %d by client %d through %s, sent at %s and answered %s at %s",
-			r.pets[o.slot].id, o.qty, o.client, r.bases[o.base], at(o.call), o.answer, at(o.answered))
-	}
-	return sb.String()
 }

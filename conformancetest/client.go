@@ -8,14 +8,15 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"sort"
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/petinventory/petinventory/conformancetest/internal/report"
 )
 
 // keyVar is what the output shows instead of the API key.
-const keyVar = "$INVENTORY_API_KEY"
+const keyVar = report.KeyVar
 
 // request is one request a check sends. Paths are relative to the base URL
 // ("/inventory", "/inventory/12?x=1").
@@ -374,12 +375,14 @@ func showBody(b []byte) string {
 	return sb.String()
 }
 
-// sortedHeaderNames lists a record's header names in order, for output.
-func sortedHeaderNames(h map[string]string) []string {
-	names := make([]string, 0, len(h))
-	for n := range h {
-		names = append(names, n)
+// curl returns a shell command that sends the same request as ex, the
+// key read from $INVENTORY_API_KEY (see report.Curl).
+func (rn *runner) curl(ex *exchange) string {
+	r := ex.req
+	cr := report.CurlRequest{Method: r.method, URL: ex.url, ContentType: r.contentType, AcceptEncoding: r.acceptEncoding,
+		IfNoneMatch: r.ifNoneMatch, Body: r.body, Chunked: r.chunked}
+	if r.auth != nil {
+		cr.Auth = &report.CurlAuth{Send: r.auth.send, Value: r.auth.value}
 	}
-	sort.Strings(names)
-	return names
+	return report.Curl(cr, rn.cfg.APIKey)
 }

@@ -8,22 +8,17 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/petinventory/petinventory/conformancetest/internal/report"
 )
 
 // Level selects which rules are checked.
-type Level string
+type Level = report.Level
 
+// The levels.
 const (
-	// LevelSpec checks only what the seed specification requires: the
-	// statuses 200, 400, 401 and 404 and the shapes of the bodies. Use it to
-	// judge an implementation that was not built on this project's
-	// contract.
-	LevelSpec Level = "spec"
-	// LevelContract checks every rule of the project's docs/CONTRACT.md,
-	// which closes the specification's gaps: error codes, headers, 405,
-	// 413, 415, check order, concurrency, the OpenAPI document. It is the
-	// default.
-	LevelContract Level = "contract"
+	LevelSpec     = report.LevelSpec
+	LevelContract = report.LevelContract
 )
 
 // Defaults of the Config fields left zero.
@@ -87,6 +82,21 @@ type Config struct {
 	// the requests of each client on one time line and how far a
 	// linearization got. The HTML report links to it.
 	ConsistencyHTML string
+	// ConsistencyStaleness, when not zero, judges the consistency run
+	// against a bounded-staleness promise instead of the strict one: a
+	// list must show every update answered at least this long before it
+	// was sent (each list's call is moved this much earlier before the
+	// linearizability check: Δ-atomicity). The run leaves this much quiet
+	// before each barrier list. Zero is the strict promise. Every run
+	// reports the observed staleness (Result.Consistency) whatever the
+	// bound.
+	ConsistencyStaleness time.Duration
+	// ConsistencyHistory, when not empty, is a file that the consistency
+	// check saves its history to, passed or failed: every request with
+	// its call and return, base URL, pet, what it sent and saw, and the
+	// verdict (JSON; the format is in the module's README).
+	// ReplayConsistency judges such a file again without the deployment.
+	ConsistencyHistory string
 	// MaxBodyBytes is the body limit the deployment is configured with
 	// (default DefaultMaxBodyBytes, the library's default of 16 KiB).
 	MaxBodyBytes int64
@@ -157,6 +167,9 @@ func (c Config) normalized() (Config, *regexp.Regexp, error) {
 	}
 	if c.Consistency < 0 {
 		return c, nil, fmt.Errorf("conformancetest: Config.Consistency %v is negative", c.Consistency)
+	}
+	if c.ConsistencyStaleness < 0 {
+		return c, nil, fmt.Errorf("conformancetest: Config.ConsistencyStaleness %v is negative", c.ConsistencyStaleness)
 	}
 	if c.ConsistencyClients == 0 {
 		c.ConsistencyClients = DefaultConsistencyClients

@@ -1,6 +1,8 @@
 package conformancetest
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -57,5 +59,55 @@ func TestConsistencyOptIn(t *testing.T) {
 	}
 	if res, _ := rep.Result("consistency/linearizable"); res.Outcome != Skip || !strings.Contains(res.Reason, "-consistency DURATION") {
 		t.Fatalf("%s: %s", res.Outcome, res.Reason)
+	}
+}
+
+// TestConsistencyStalenessBound: a deployment whose second base URL
+// answers lists up to 20 ms old passes against a bound of 50 ms (the run
+// leaving 50 ms of quiet before each barrier), fails the strict promise,
+// and reports an observed staleness above 0 and at most 50 ms in both;
+// the reference server alone reports 0.
+func TestConsistencyStalenessBound(t *testing.T) {
+	run := func(bound time.Duration, front func(http.Handler) http.Handler) Result {
+		rs := &refServer{}
+		newRefServer(t, rs)
+		serve := func(h http.Handler) string {
+			srv := httptest.NewServer(slowly(h))
+			t.Cleanup(srv.Close)
+			return srv.URL + "/v1"
+		}
+		second := serve(rs)
+		if front != nil {
+			second = serve(front(rs))
+		}
+		rep, err := RunChecks(t.Context(), Config{BaseURL: serve(rs), Replicas: []string{second}, APIKey: refKey, Run: "^consistency/",
+			Consistency: 600 * time.Millisecond, ConsistencyClients: 4, ConsistencyStaleness: bound})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, _ := rep.Result("consistency/linearizable")
+		t.Logf("bound %v: %s; %s; observed %s", bound, res.Outcome, res.Detail, res.Consistency.Observed)
+		return res
+	}
+	stale := func(h http.Handler) http.Handler { return staleLists(h, 20*time.Millisecond) }
+	for _, tc := range []struct {
+		bound time.Duration
+		front func(http.Handler) http.Handler
+		want  Outcome
+		lo    time.Duration // the observed staleness is in (lo, hi]
+		hi    time.Duration
+	}{
+		{50 * time.Millisecond, stale, Pass, 0, 50 * time.Millisecond},
+		{0, stale, Fail, 0, 50 * time.Millisecond},
+		{0, nil, Pass, -1, 0},
+	} {
+		res := run(tc.bound, tc.front)
+		c := res.Consistency
+		if res.Outcome != tc.want || c == nil || c.Staleness != tc.bound {
+			t.Fatalf("bound %v: %s, want %s: %v %+v", tc.bound, res.Outcome, tc.want, res.Failures, c)
+		}
+		if c.ObservedStaleness == nil || *c.ObservedStaleness <= tc.lo || *c.ObservedStaleness > tc.hi {
+			t.Errorf("bound %v: observed staleness %v (%s), want in (%v, %v]", tc.bound, c.ObservedStaleness, c.Observed, tc.lo, tc.hi)
+		}
 	}
 }

@@ -6,6 +6,13 @@
 // linearizability checker (which has no dependencies), so it can judge
 // any implementation, in any language, by its URL.
 //
+// This package holds the checks and the HTTP client that sends their
+// requests: its one job is to ask the target and record what came back.
+// The judgement of a consistency history (the model, porcupine's verdict
+// and the words of a failure) is package internal/linearize's, and the
+// outputs (text, JUnit, JSON, HTML, curl) are package internal/report's;
+// the types of the report are exported here under the same names.
+//
 // Every rule is a named check ("auth/missing-header", "body/trailing-data",
 // "concurrency/parallel-updates", "head/not-modified", "body/stalled",
 // "consistency/linearizable", …) that cites its source ("spec §4.2 rule
@@ -78,6 +85,13 @@
 // instants, or which update answered another write), and
 // Config.ConsistencyHTML receives porcupine's picture of the history. A
 // check that runs out of time is skipped as not judged, never passed.
+// Config.ConsistencyStaleness judges the run against a bounded-staleness
+// promise instead (each list's call moved that much earlier), and every
+// run reports its observed staleness: the smallest bound, to the
+// millisecond, with which its history passes.
+// Config.ConsistencyHistory saves the history (JSON), and
+// ReplayConsistency judges a saved one again without the deployment, with
+// the same verdict and words.
 //
 // # Not judged through an intermediary
 //

@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/petinventory/petinventory/conformancetest/internal/report"
 )
 
 // newChecks are the checks the reference server implements every rule
@@ -27,7 +29,7 @@ func TestReferenceServerPasses(t *testing.T) {
 	for _, res := range rep.Results {
 		if res.Outcome != Pass {
 			var sb strings.Builder
-			writeFailures(&sb, res, "  ")
+			report.WriteFailures(&sb, res, "  ")
 			t.Errorf("%s: %s %s\n%s", res.Name, res.Outcome, res.Reason, sb.String())
 		}
 	}

@@ -1,144 +1,77 @@
 package conformancetest
 
 import (
-	"fmt"
-	"time"
+	"io"
+
+	"github.com/petinventory/petinventory/conformancetest/internal/report"
 )
 
-// Outcome is the verdict of one check.
-type Outcome string
+// The results of a run and their outputs live in package report (text,
+// JUnit, HTML, JSON, curl); these are the same types under the names
+// users of this package know.
 
+// Outcome is the verdict of one check: Pass, Fail or Skip.
+type Outcome = report.Outcome
+
+// The outcomes.
 const (
-	Pass Outcome = "pass" // every request got the answer the rule requires
-	Fail Outcome = "fail" // at least one did not; see Result.Failures
-	Skip Outcome = "skip" // the check did not run; see Result.Reason
+	Pass = report.Pass // every request got the answer the rule requires
+	Fail = report.Fail // at least one did not; see Result.Failures
+	Skip = report.Skip // the check did not run; see Result.Reason
 )
 
 // Result is the outcome of one check. Nothing in it holds the API key:
 // every place where the key was sent or echoed shows $INVENTORY_API_KEY.
-type Result struct {
-	Name    string  `json:"name"`    // e.g. "auth/missing-header"
-	Outcome Outcome `json:"outcome"` // pass, fail or skip
-	// Source cites the rule: "spec §4.2 rule 1", "CONTRACT.md §Authentication".
-	Source string `json:"source"`
-	// Rule states the rule in one sentence.
-	Rule string `json:"rule"`
-	// Reason says why the check was skipped.
-	Reason string `json:"reason,omitempty"`
-	// Failures lists what did not hold, each with its evidence.
-	Failures []Failure `json:"failures,omitempty"`
-	// Detail says what the check did and what it cost, for checks whose
-	// cost depends on the target (the concurrency check's rounds,
-	// requests and time).
-	Detail string `json:"detail,omitempty"`
-	// Requests is the number of requests the check sent.
-	Requests int           `json:"requests"`
-	Duration time.Duration `json:"durationNs"`
-	// Visualization is the file that holds a picture of the failure
-	// (Config.ConsistencyHTML, written by the consistency check), ""
-	// when none was written.
-	Visualization string `json:"visualization,omitempty"`
-}
+type Result = report.Result
+
+// ConsistencyResult is what the consistency check judged and measured
+// (Result.Consistency).
+type ConsistencyResult = report.ConsistencyResult
 
 // Failure is one thing that did not hold, with the request that showed it.
-type Failure struct {
-	// Problem says what was wrong.
-	Problem string `json:"problem"`
-	// Expected says what the rule requires.
-	Expected string `json:"expected,omitempty"`
-	// Exchange is the request that showed it and the answer, when one
-	// request did.
-	Exchange *Exchange `json:"exchange,omitempty"`
-	// Curl reproduces the request; it reads the key from the environment
-	// variable INVENTORY_API_KEY.
-	Curl string `json:"curl,omitempty"`
-}
+type Failure = report.Failure
 
 // Exchange records one request and its answer, key removed.
-type Exchange struct {
-	Request  RequestRecord   `json:"request"`
-	Response *ResponseRecord `json:"response,omitempty"`
-	// Error is the transport error when no answer came.
-	Error string `json:"error,omitempty"`
-}
+type Exchange = report.Exchange
 
 // RequestRecord is a request as it was sent (headers the runner set).
-type RequestRecord struct {
-	Method string            `json:"method"`
-	URL    string            `json:"url"`
-	Header map[string]string `json:"header,omitempty"`
-	// Body is the body, cut to a readable length when long; BodySize is
-	// its real size.
-	Body     string `json:"body,omitempty"`
-	BodySize int    `json:"bodySize"`
-	Chunked  bool   `json:"chunked,omitempty"`
-}
+type RequestRecord = report.RequestRecord
 
 // ResponseRecord is an answer as it came back.
-type ResponseRecord struct {
-	Status   int               `json:"status"`
-	Header   map[string]string `json:"header,omitempty"`
-	Body     string            `json:"body,omitempty"`
-	BodySize int               `json:"bodySize"`
-}
+type ResponseRecord = report.ResponseRecord
 
-// Report is the result of a run.
-type Report struct {
-	BaseURL string `json:"baseURL"`
-	// Replicas are the further base URLs of the deployment that the
-	// consistency checks used (Config.Replicas).
-	Replicas []string `json:"replicas,omitempty"`
-	Level    Level    `json:"level"`
-	ReadOnly bool     `json:"readOnly"`
-	// Headlines are what to read first, before the results: the key was
-	// refused (and what failed or was skipped because of it), or answers
-	// came from something in front of the API rather than from it.
-	Headlines []string  `json:"headlines,omitempty"`
-	Started   time.Time `json:"started"`
-	// Duration is the run's wall time.
-	Duration time.Duration `json:"durationNs"`
-	Results  []Result      `json:"results"`
-	// Interrupted is set when the run's context ended before every
-	// check ran; the checks left are skipped with that reason.
-	Interrupted bool `json:"interrupted,omitempty"`
-	// Notes are hints about the run as a whole, such as a base URL that
-	// seems to miss its version segment.
-	Notes []string `json:"notes,omitempty"`
-}
+// Report is the result of a run (its fields are those of report.Report);
+// it writes itself as text (WriteText), JUnit XML (WriteJUnit) and HTML
+// (WriteHTML), and encodes as JSON. Its methods are package report's.
+type Report report.Report
+
+func (r *Report) rep() *report.Report { return (*report.Report)(r) }
 
 // Counts returns the number of passed, failed and skipped checks.
-func (r *Report) Counts() (passed, failed, skipped int) {
-	for _, res := range r.Results {
-		switch res.Outcome {
-		case Pass:
-			passed++
-		case Fail:
-			failed++
-		case Skip:
-			skipped++
-		}
-	}
-	return passed, failed, skipped
-}
+func (r *Report) Counts() (passed, failed, skipped int) { return r.rep().Counts() }
 
 // Failed reports whether any check failed.
-func (r *Report) Failed() bool {
-	_, failed, _ := r.Counts()
-	return failed > 0
-}
+func (r *Report) Failed() bool { return r.rep().Failed() }
 
 // Summary is the one-line count: "41 passed, 1 failed, 3 skipped".
-func (r *Report) Summary() string {
-	p, f, s := r.Counts()
-	return fmt.Sprintf("%d passed, %d failed, %d skipped", p, f, s)
-}
+func (r *Report) Summary() string { return r.rep().Summary() }
 
 // Result returns the result of the check with the given name.
-func (r *Report) Result(name string) (Result, bool) {
-	for _, res := range r.Results {
-		if res.Name == name {
-			return res, true
-		}
-	}
-	return Result{}, false
-}
+func (r *Report) Result(name string) (Result, bool) { return r.rep().Result(name) }
+
+// WriteText writes the report as people read it: a table of every check
+// (result, name, source, and the reason of a skip), the details of every
+// failure with a curl command that reproduces it, and the summary line
+// "N passed, N failed, N skipped". verbose adds each check's rule.
+func (r *Report) WriteText(w io.Writer, verbose bool) error { return r.rep().WriteText(w, verbose) }
+
+// WriteJUnit writes the report as a JUnit XML document: one testsuite,
+// one testcase per check (classname: the check's group, such as "auth"),
+// failures with their details and curl commands, skips with their reason.
+func (r *Report) WriteJUnit(w io.Writer) error { return r.rep().WriteJUnit(w) }
+
+// WriteHTML writes the report as one self-contained HTML page (see
+// report.Report.WriteHTML): the verdict first, the failed checks open
+// with their evidence and curl lines, every value from the target
+// escaped, nothing loaded from elsewhere.
+func (r *Report) WriteHTML(w io.Writer) error { return r.rep().WriteHTML(w) }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/petinventory/petinventory/conformancetest/internal/report"
 )
 
 // Run runs the selected checks against cfg.BaseURL as subtests of t, one
@@ -49,10 +51,13 @@ func Run(t *testing.T, cfg Config) {
 			if res.Detail != "" {
 				t.Log(res.Detail)
 			}
+			for _, line := range res.Consistency.Lines() {
+				t.Log(line)
+			}
 			switch res.Outcome {
 			case Fail:
 				var sb strings.Builder
-				writeFailures(&sb, res, "")
+				report.WriteFailures(&sb, res, "")
 				t.Errorf("%s (%s)\n%s", res.Name, res.Source, sb.String())
 			case Skip:
 				t.Skip(res.Reason)

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,8 +17,9 @@ import (
 // -consistency-html FILE. It passes three examples/redis replicas on one
 // Redis, fails when one of them sits behind a cache that answers lists up
 // to 300 ms old (and writes FILE, an HTML page that the -html report
-// links to and that a browser draws), and fails a server whose update
-// answers carry another write.
+// links to and that a browser draws, and saves the history, which
+// -consistency-replay judges again alike), and fails a server whose
+// update answers carry another write.
 func TestConsistencyCommand(t *testing.T) {
 	bin := commandBinary(t)
 	node := redisFor(t)
@@ -53,13 +55,20 @@ func TestConsistencyCommand(t *testing.T) {
 		t.Cleanup(cache.Close)
 		picture := filepath.Join(dir, "stale.html")
 		report := filepath.Join(dir, "report.html")
-		res := runCmd(t, bin, append(args(picture, rs[0].base, cache.URL+"/v1", rs[2].base), "-html", report)...)
+		history := filepath.Join(dir, "stale.json")
+		res := runCmd(t, bin, append(args(picture, rs[0].base, cache.URL+"/v1", rs[2].base), "-html", report, "-consistency-history", history)...)
 		t.Logf("exit %d:\n%s", res.code, res.stdout)
 		if res.code != 1 || summaryRE.FindString(res.stdout) != "0 passed, 1 failed, 0 skipped" {
 			t.Fatalf("exit %d, want 1:\n%s%s", res.code, res.stdout, res.stderr)
 		}
 		if !strings.Contains(res.stdout, "missed the update") || !strings.Contains(res.stdout, cache.URL+"/v1: ") {
 			t.Errorf("the failure does not name the stale list and its base URL:\n%s", res.stdout)
+		}
+		// The saved history, judged again without the deployment:
+		// the same verdict, words and exit status.
+		again := runCmd(t, bin, "-consistency-replay", history)
+		if again.code != res.code || !slices.Equal(problemLines(again.stdout), problemLines(res.stdout)) || !strings.Contains(again.stdout, "concluded the same: fail") {
+			t.Errorf("replayed: exit %d (the run %d):\n%s", again.code, res.code, again.stdout)
 		}
 		b, err := os.ReadFile(picture)
 		if err != nil {
@@ -98,4 +107,15 @@ func TestConsistencyCommand(t *testing.T) {
 			t.Fatalf("exit %d, want 1 and the words:\n%s%s", res.code, res.stdout, res.stderr)
 		}
 	})
+}
+
+// problemLines are the lines of a text report that say what failed.
+func problemLines(out string) []string {
+	var lines []string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(l), "problem:") {
+			lines = append(lines, l)
+		}
+	}
+	return lines
 }

@@ -3,6 +3,8 @@ package e2e
 import (
 	"context"
 	"net/http"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -164,13 +166,16 @@ var brokenDeployments = []brokenDeployment{
 }
 
 // TestConsistencyCatchesBrokenReplicas: each broken deployment fails
-// consistency/linearizable, in words that say what happened.
+// consistency/linearizable, in words that say what happened; its saved
+// history, judged again without the deployment, gives the same verdict
+// in the same words.
 func TestConsistencyCatchesBrokenReplicas(t *testing.T) {
 	for _, d := range brokenDeployments {
 		t.Run(d.name, func(t *testing.T) {
 			bases := d.bases(t)
+			history := filepath.Join(t.TempDir(), "history.json")
 			rep, err := conformancetest.RunChecks(t.Context(), conformancetest.Config{BaseURL: bases[0], Replicas: bases[1:], APIKey: testKey,
-				Run: "^consistency/", Consistency: consistencyFor})
+				Run: "^consistency/", Consistency: consistencyFor, ConsistencyHistory: history})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -182,8 +187,23 @@ func TestConsistencyCatchesBrokenReplicas(t *testing.T) {
 				t.Errorf("the first failure does not say %q: %s", d.mention, res.Failures[0].Problem)
 			}
 			t.Logf("caught: %s\n%s", res.Failures[0].Problem, res.Detail)
+			again, err := conformancetest.ReplayConsistency(conformancetest.ReplayConfig{History: history})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := again.Results[0]; got.Outcome != res.Outcome || !slices.Equal(problemsOf(got.Failures), problemsOf(res.Failures)) {
+				t.Errorf("replayed: %s %q; the run: %s %q", got.Outcome, problemsOf(got.Failures), res.Outcome, problemsOf(res.Failures))
+			}
 		})
 	}
+}
+
+func problemsOf(fs []conformancetest.Failure) []string {
+	var out []string
+	for _, f := range fs {
+		out = append(out, f.Problem)
+	}
+	return out
 }
 
 // TestConsistencyPassesReplicas: three correct replicas over one store,
@@ -201,4 +221,30 @@ func TestConsistencyPassesReplicas(t *testing.T) {
 		t.Fatalf("%s: %s %v", res.Outcome, res.Reason, res.Failures)
 	}
 	t.Log(res.Detail)
+	// Strict replicas: the observed staleness is 0.
+	if c := res.Consistency; c == nil || c.ObservedStaleness == nil || *c.ObservedStaleness != 0 {
+		t.Errorf("observed staleness of strict replicas: %+v", c)
+	}
+}
+
+// TestConsistencyStalenessCatchesStaleCache: judged against a staleness
+// bound of 50 ms, the replica behind a cache that answers lists up to
+// 300 ms old still fails, naming a list that missed an update by more
+// than the bound, and its observed staleness is more than 50 ms.
+func TestConsistencyStalenessCatchesStaleCache(t *testing.T) {
+	bases := brokenDeployments[0].bases(t)
+	rep, err := conformancetest.RunChecks(t.Context(), conformancetest.Config{BaseURL: bases[0], Replicas: bases[1:], APIKey: testKey,
+		Run: "^consistency/", Consistency: consistencyFor, ConsistencyStaleness: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, _ := rep.Result("consistency/linearizable")
+	if res.Outcome != conformancetest.Fail || !strings.Contains(res.Failures[0].Problem, "more than the staleness bound of 50 ms") {
+		t.Fatalf("%s, want a failure beyond the bound: %s %v", res.Outcome, res.Reason, res.Failures)
+	}
+	c := res.Consistency
+	if c == nil || c.Staleness != 50*time.Millisecond || c.ObservedStaleness != nil && *c.ObservedStaleness <= 50*time.Millisecond {
+		t.Errorf("the result's bound and observed staleness: %+v", c)
+	}
+	t.Logf("caught: %s\n%s\nobserved staleness: %s", res.Failures[0].Problem, res.Detail, c.Observed)
 }

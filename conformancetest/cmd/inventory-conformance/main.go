@@ -32,6 +32,17 @@
 //	-consistency-clients N  clients of the consistency run (default 8)
 //	-consistency-html FILE  when the consistency check fails, write a picture
 //	                     of the history (porcupine's visualization) to FILE
+//	-consistency-staleness D  judge the consistency run against a bounded-
+//	                     staleness promise: a list shows every update answered
+//	                     at least D before it was sent (default 0: strict);
+//	                     every run reports its observed staleness
+//	-consistency-history FILE  save the history of the consistency run to FILE
+//	                     (JSON: every request, what it saw, the verdict)
+//	-consistency-replay FILE  judge a history saved by -consistency-history
+//	                     again, without any deployment (no -base-url, no key):
+//	                     the same verdict, words and exit status as the run
+//	                     that saved it (with -consistency-staleness, judged
+//	                     against that bound instead of the run's)
 //	-junit FILE          also write a JUnit XML report to FILE
 //	-html FILE           also write an HTML report to FILE: one page with the
 //	                     verdict, the failures first with their curl lines
@@ -100,6 +111,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		consist  = fs.Duration("consistency", 0, "run the consistency check for this long (e.g. 10s); 0 skips it")
 		clients  = fs.Int("consistency-clients", conformancetest.DefaultConsistencyClients, "clients of the consistency run, spread over every -base-url")
 		consHTML = fs.String("consistency-html", "", "when the consistency check fails, write a picture of the history (HTML) to this file")
+		history  = fs.String("consistency-history", "", "save the history of the consistency run (JSON: every request, what it saw, the verdict) to this file")
+		replay   = fs.String("consistency-replay", "", "judge a history saved by -consistency-history again, without any deployment, and exit as that run would")
+		stale    = fs.Duration("consistency-staleness", 0, "judge the consistency run against a bounded-staleness promise: a list shows every update answered at least this long before it was sent (0: strict)")
 	)
 	fs.Var(&baseURLs, "base-url", "base URL of the API, version segment included, e.g. https://staging.example/v1 (required); repeat it for each replica of the deployment")
 	fs.Usage = func() {
@@ -142,6 +156,24 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		fmt.Fprintln(stderr, "inventory-conformance: -consistency-clients 0: the consistency run needs at least one client")
 		return exitUsage
 	}
+	if *replay != "" {
+		if len(baseURLs) > 0 {
+			fmt.Fprintln(stderr, "inventory-conformance: -consistency-replay judges a saved history and sends nothing: give no -base-url")
+			return exitUsage
+		}
+		rc := conformancetest.ReplayConfig{History: *replay, ConsistencyHTML: *consHTML}
+		fs.Visit(func(f *flag.Flag) {
+			if f.Name == "consistency-staleness" {
+				rc.ConsistencyStaleness, rc.JudgeStaleness = *stale, true
+			}
+		})
+		rep, err := conformancetest.ReplayConsistency(rc)
+		if err != nil {
+			fmt.Fprintf(stderr, "inventory-conformance: -consistency-replay: %v\n", err)
+			return exitUsage
+		}
+		return report(rep, *asJSON, *verbose, *junit, *htmlOut, stdout, stderr)
+	}
 	key := apiKeyFrom(*apiKey, getenv)
 	if len(baseURLs) == 0 {
 		fmt.Fprintln(stderr, "inventory-conformance: -base-url is required (e.g. -base-url http://127.0.0.1:8080/v1)")
@@ -152,18 +184,20 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return exitUsage
 	}
 	cfg := conformancetest.Config{
-		BaseURL:            baseURLs[0],
-		Replicas:           baseURLs[1:],
-		APIKey:             key,
-		ReadOnly:           *readOnly,
-		Level:              lvl,
-		Run:                *runRE,
-		Skip:               *skipRE,
-		MaxBodyBytes:       *maxBody,
-		RequestTimeout:     *timeout,
-		Consistency:        *consist,
-		ConsistencyClients: *clients,
-		ConsistencyHTML:    *consHTML,
+		BaseURL:              baseURLs[0],
+		Replicas:             baseURLs[1:],
+		APIKey:               key,
+		ReadOnly:             *readOnly,
+		Level:                lvl,
+		Run:                  *runRE,
+		Skip:                 *skipRE,
+		MaxBodyBytes:         *maxBody,
+		RequestTimeout:       *timeout,
+		Consistency:          *consist,
+		ConsistencyClients:   *clients,
+		ConsistencyHTML:      *consHTML,
+		ConsistencyHistory:   *history,
+		ConsistencyStaleness: *stale,
 	}
 	if *verbose {
 		cfg.Progress = func(r conformancetest.Result) {
@@ -182,7 +216,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		fmt.Fprintf(stderr, "inventory-conformance: %v\n", err)
 		return exitUsage
 	}
-	if *asJSON {
+	return report(rep, *asJSON, *verbose, *junit, *htmlOut, stdout, stderr)
+}
+
+// report prints rep (as JSON or the table), writes the JUnit and HTML
+// files asked for, and returns the exit status.
+func report(rep *conformancetest.Report, asJSON, verbose bool, junit, htmlOut string, stdout, stderr io.Writer) int {
+	var err error
+	if asJSON {
 		// The table starts with the headlines; beside JSON they go to
 		// stderr, where a person reads.
 		for _, h := range rep.Headlines {
@@ -192,7 +233,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		enc.SetIndent("", "  ")
 		err = enc.Encode(rep)
 	} else {
-		err = rep.WriteText(stdout, *verbose)
+		err = rep.WriteText(stdout, verbose)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "inventory-conformance: writing the report: %v\n", err)
@@ -201,8 +242,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		flag, path string
 		write      func(io.Writer) error
 	}{
-		{"-junit", *junit, rep.WriteJUnit},
-		{"-html", *htmlOut, rep.WriteHTML},
+		{"-junit", junit, rep.WriteJUnit},
+		{"-html", htmlOut, rep.WriteHTML},
 	} {
 		if out.path == "" {
 			continue

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -66,10 +67,61 @@ func TestBadConsistencyFlags(t *testing.T) {
 		{[]string{"-base-url", "http://127.0.0.1:1/v1", "-consistency", "-1s"}, "Config.Consistency"},
 		{[]string{"-base-url", "http://127.0.0.1:1/v1", "-consistency-clients", "-3"}, "Config.ConsistencyClients"},
 		{[]string{"-base-url", "http://127.0.0.1:1/v1", "-consistency-clients", "0"}, "at least one client"},
+		{[]string{"-base-url", "http://127.0.0.1:1/v1", "-consistency-staleness", "-1ms"}, "Config.ConsistencyStaleness"},
+		{[]string{"-consistency-replay", "../../testdata/consistency/pass.json", "-consistency-staleness", "-1ms"}, "ReplayConfig.ConsistencyStaleness"},
 	} {
 		var stdout, stderr bytes.Buffer
 		if code := run(context.Background(), tc.args, env, &stdout, &stderr); code != exitUsage || !strings.Contains(stderr.String(), tc.want) {
 			t.Errorf("%q: exit %d, %s", tc.args, code, stderr.String())
 		}
+	}
+}
+
+// TestReplay: -consistency-replay judges a saved history without any
+// deployment or key, prints the verdict and the words of the run that
+// saved it, and exits as that run would have; it refuses a -base-url.
+func TestReplay(t *testing.T) {
+	noEnv := func(string) string { return "" }
+	for _, tc := range []struct {
+		file string
+		code int
+		want string
+	}{
+		{"pass.json", exitOK, "1 passed, 0 failed, 0 skipped"},
+		{"stale.json", exitFailed, "missed the update"},
+		{"another-write.json", exitFailed, "not its own write"},
+	} {
+		var stdout, stderr bytes.Buffer
+		path := filepath.Join("..", "..", "testdata", "consistency", tc.file)
+		code := run(context.Background(), []string{"-consistency-replay", path}, noEnv, &stdout, &stderr)
+		if code != tc.code || !strings.Contains(stdout.String(), tc.want) || !strings.Contains(stdout.String(), "concluded the same") {
+			t.Errorf("%s: exit %d, want %d and %q:\n%s%s", tc.file, code, tc.code, tc.want, stdout.String(), stderr.String())
+		}
+	}
+	// The stale history, judged against a bound above its observed
+	// staleness (40 ms of cache), passes; against 10 ms it fails, by
+	// how much more than the bound.
+	for _, tc := range []struct {
+		bound string
+		code  int
+		want  string
+	}{
+		{"60ms", exitOK, "judged against a staleness bound of 60ms"},
+		{"10ms", exitFailed, "more than the staleness bound of 10 ms"},
+	} {
+		var stdout, stderr bytes.Buffer
+		path := filepath.Join("..", "..", "testdata", "consistency", "stale.json")
+		code := run(context.Background(), []string{"-consistency-replay", path, "-consistency-staleness", tc.bound}, noEnv, &stdout, &stderr)
+		if code != tc.code || !strings.Contains(stdout.String(), tc.want) || !strings.Contains(stdout.String(), "observed staleness: ") {
+			t.Errorf("-consistency-staleness %s: exit %d, want %d and %q:\n%s%s", tc.bound, code, tc.code, tc.want, stdout.String(), stderr.String())
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	path := filepath.Join("..", "..", "testdata", "consistency", "pass.json")
+	if code := run(context.Background(), []string{"-consistency-replay", path, "-base-url", "http://127.0.0.1:1/v1"}, noEnv, &stdout, &stderr); code != exitUsage {
+		t.Errorf("with -base-url: exit %d, %s", code, stderr.String())
+	}
+	if code := run(context.Background(), []string{"-consistency-replay", "main.go"}, noEnv, &stdout, &stderr); code != exitUsage || !strings.Contains(stderr.String(), "not a consistency history") {
+		t.Errorf("a Go file: exit %d, %s", code, stderr.String())
 	}
 }

@@ -1,4 +1,4 @@
-package conformancetest
+package report
 
 import (
 	"fmt"
@@ -6,48 +6,70 @@ import (
 	"strings"
 )
 
-// curl returns a shell command that sends the same request as ex. The key
-// is read from $INVENTORY_API_KEY; a body that is long (padding) or not
-// printable is produced by printf/head/tr and piped in, so that the line
-// stays short and exact.
-func (rn *runner) curl(ex *exchange) string {
-	r := ex.req
+// CurlRequest is a request as Curl needs it.
+type CurlRequest struct {
+	Method string
+	URL    string
+	// Auth is the Authorization header: nil sends "Bearer " and the key;
+	// otherwise it is sent as Auth.Value when Auth.Send is set, and not
+	// at all when it is not.
+	Auth *CurlAuth
+	// ContentType, AcceptEncoding and IfNoneMatch are sent when not empty.
+	ContentType    string
+	AcceptEncoding string
+	IfNoneMatch    string
+	Body           []byte
+	Chunked        bool
+}
+
+// CurlAuth is the Authorization header of a CurlRequest.
+type CurlAuth struct {
+	Send  bool
+	Value string
+}
+
+// Curl returns a shell command that sends the same request as r. The key
+// is read from $INVENTORY_API_KEY (key, the run's key, never appears in
+// the command); a body that is long (padding) or not printable is
+// produced by printf/head/tr and piped in, so that the line stays short
+// and exact.
+func Curl(r CurlRequest, key string) string {
 	var args []string
 	args = append(args, "curl", "-sS", "-i")
-	if r.method == http.MethodHead {
+	if r.Method == http.MethodHead {
 		args = append(args, "--head")
-	} else if r.method != http.MethodGet || r.body != nil {
-		args = append(args, "-X", shellQuote(r.method))
+	} else if r.Method != http.MethodGet || r.Body != nil {
+		args = append(args, "-X", shellQuote(r.Method))
 	}
-	args = append(args, shellQuote(ex.url))
-	switch a := r.auth; {
+	args = append(args, shellQuote(r.URL))
+	switch a := r.Auth; {
 	case a == nil:
-		args = append(args, `-H "Authorization: Bearer `+keyVar+`"`)
-	case a.send:
-		args = append(args, `-H "Authorization: `+rn.doubleQuotedWithKey(a.value)+`"`)
+		args = append(args, `-H "Authorization: Bearer `+KeyVar+`"`)
+	case a.Send:
+		args = append(args, `-H "Authorization: `+doubleQuotedWithKey(a.Value, key)+`"`)
 	}
-	if r.contentType != "" {
-		args = append(args, "-H", shellQuote("Content-Type: "+r.contentType))
-	} else if r.body != nil {
+	if r.ContentType != "" {
+		args = append(args, "-H", shellQuote("Content-Type: "+r.ContentType))
+	} else if r.Body != nil {
 		// curl would add a form Content-Type of its own.
 		args = append(args, "-H", shellQuote("Content-Type:"))
 	}
-	if r.acceptEncoding != "" {
-		args = append(args, "-H", shellQuote("Accept-Encoding: "+r.acceptEncoding))
+	if r.AcceptEncoding != "" {
+		args = append(args, "-H", shellQuote("Accept-Encoding: "+r.AcceptEncoding))
 	}
-	if r.ifNoneMatch != "" {
-		args = append(args, "-H", shellQuote("If-None-Match: "+r.ifNoneMatch))
+	if r.IfNoneMatch != "" {
+		args = append(args, "-H", shellQuote("If-None-Match: "+r.IfNoneMatch))
 	}
-	if r.chunked {
+	if r.Chunked {
 		args = append(args, "-H", shellQuote("Transfer-Encoding: chunked"))
 	}
 	producer := ""
-	if r.body != nil {
-		if p, ok := bodyProducer(r.body); ok {
+	if r.Body != nil {
+		if p, ok := bodyProducer(r.Body); ok {
 			producer = p
 			args = append(args, "--data-binary", "@-")
 		} else {
-			args = append(args, "--data-binary", shellQuote(string(r.body)))
+			args = append(args, "--data-binary", shellQuote(string(r.Body)))
 		}
 	}
 	cmd := strings.Join(args, " ")
@@ -59,7 +81,7 @@ func (rn *runner) curl(ex *exchange) string {
 
 // doubleQuotedWithKey returns v for use inside double quotes, with the key
 // replaced by a reference to $INVENTORY_API_KEY.
-func (rn *runner) doubleQuotedWithKey(v string) string {
+func doubleQuotedWithKey(v, key string) string {
 	esc := func(s string) string {
 		var sb strings.Builder
 		for _, c := range s {
@@ -71,7 +93,6 @@ func (rn *runner) doubleQuotedWithKey(v string) string {
 		}
 		return sb.String()
 	}
-	key := rn.cfg.APIKey
 	if key == "" || !strings.Contains(v, key) {
 		return esc(v)
 	}
@@ -82,7 +103,7 @@ func (rn *runner) doubleQuotedWithKey(v string) string {
 			if p != "" && isIdentByte(p[0]) {
 				sb.WriteString("${INVENTORY_API_KEY}")
 			} else {
-				sb.WriteString(keyVar)
+				sb.WriteString(KeyVar)
 			}
 		}
 		sb.WriteString(esc(p))

@@ -1,4 +1,4 @@
-package conformancetest
+package report
 
 import (
 	"encoding/xml"
@@ -40,6 +40,9 @@ func (r *Report) WriteText(w io.Writer, verbose bool) error {
 			}
 			fmt.Fprintf(ew, "%s: %s\n", res.Name, res.Detail)
 		}
+		for _, line := range res.Consistency.Lines() {
+			fmt.Fprintf(ew, "%s: %s\n", res.Name, line)
+		}
 	}
 	first = true
 	for _, res := range r.Results {
@@ -56,7 +59,7 @@ func (r *Report) WriteText(w io.Writer, verbose bool) error {
 			continue
 		}
 		fmt.Fprintf(ew, "\n--- FAIL: %s (%s)\n", res.Name, res.Source)
-		writeFailures(ew, res, "    ")
+		WriteFailures(ew, res, "    ")
 	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(ew, "\nnote: %s\n", n)
@@ -68,8 +71,8 @@ func (r *Report) WriteText(w io.Writer, verbose bool) error {
 	return ew.err
 }
 
-// writeFailures writes the failures of res, each with its evidence.
-func writeFailures(w io.Writer, res Result, indent string) {
+// WriteFailures writes the failures of res, each with its evidence.
+func WriteFailures(w io.Writer, res Result, indent string) {
 	fmt.Fprintf(w, "%srule:     %s\n", indent, res.Rule)
 	if res.Visualization != "" {
 		fmt.Fprintf(w, "%spicture:  %s (open it in a browser)\n", indent, res.Visualization)
@@ -84,7 +87,7 @@ func writeFailures(w io.Writer, res Result, indent string) {
 		}
 		if ex := f.Exchange; ex != nil {
 			fmt.Fprintf(w, "%ssent:     %s %s\n", indent, ex.Request.Method, ex.Request.URL)
-			for _, name := range sortedHeaderNames(ex.Request.Header) {
+			for _, name := range SortedHeaderNames(ex.Request.Header) {
 				fmt.Fprintf(w, "%s          %s: %s\n", indent, name, ex.Request.Header[name])
 			}
 			if ex.Request.Chunked {
@@ -95,7 +98,7 @@ func writeFailures(w io.Writer, res Result, indent string) {
 			}
 			if ex.Response != nil {
 				fmt.Fprintf(w, "%sreceived: %d\n", indent, ex.Response.Status)
-				for _, name := range sortedHeaderNames(ex.Response.Header) {
+				for _, name := range SortedHeaderNames(ex.Response.Header) {
 					fmt.Fprintf(w, "%s          %s: %s\n", indent, name, ex.Response.Header[name])
 				}
 				if ex.Response.BodySize > 0 {
@@ -199,10 +202,13 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 		if res.Detail != "" {
 			tc.SystemOut += "\n" + res.Detail
 		}
+		for _, line := range res.Consistency.Lines() {
+			tc.SystemOut += "\n" + line
+		}
 		switch res.Outcome {
 		case Fail:
 			var sb strings.Builder
-			writeFailures(&sb, res, "")
+			WriteFailures(&sb, res, "")
 			tc.Failure = &junitMessage{Message: res.Failures[0].Problem, Text: sb.String()}
 		case Skip:
 			tc.Skipped = &junitMessage{Message: res.Reason}

@@ -1,4 +1,4 @@
-package conformancetest
+package report
 
 import (
 	"crypto/sha256"
@@ -150,7 +150,7 @@ func (r *Report) WriteHTML(w io.Writer) error {
 func requestHead(r RequestRecord) string {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "%s %s", r.Method, r.URL)
-	for _, name := range sortedHeaderNames(r.Header) {
+	for _, name := range SortedHeaderNames(r.Header) {
 		fmt.Fprintf(&sb, "\n%s: %s", name, r.Header[name])
 	}
 	if r.Chunked {
@@ -166,7 +166,7 @@ func requestHead(r RequestRecord) string {
 func responseHead(r *ResponseRecord) string {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "%d %s", r.Status, http.StatusText(r.Status))
-	for _, name := range sortedHeaderNames(r.Header) {
+	for _, name := range SortedHeaderNames(r.Header) {
 		fmt.Fprintf(&sb, "\n%s: %s", name, r.Header[name])
 	}
 	if r.BodySize > 0 {

@@ -1,0 +1,261 @@
+package linearize
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"time"
+)
+
+// Format names the history file's format; a file of another format is
+// refused, not misread.
+const Format = "inventory-conformance consistency history 1"
+
+// file is a history as JSON: the run's parameters, every request, and
+// the verdict of the run that saved it. conformancetest/README.md
+// documents it.
+type file struct {
+	Format string `json:"format"`
+	// Started is when the run started (wall clock, for people); every
+	// time below is an offset from it on the monotonic clock.
+	Started  time.Time `json:"started"`
+	BaseURLs []string  `json:"baseURLs"`
+	Pets     []filePet `json:"pets"`
+	Clients  int       `json:"clients"`
+	// DurationNs is how long the clients ran.
+	DurationNs int64 `json:"durationNs"`
+	// StalenessNs is the staleness bound the run judged against (0:
+	// strict).
+	StalenessNs int64 `json:"stalenessNs"`
+	// Verdict is what the run that saved the history concluded.
+	Verdict  *fileVerdict `json:"verdict,omitempty"`
+	Requests []fileOp     `json:"requests"`
+}
+
+type filePet struct {
+	ID       int64 `json:"petId"`
+	Quantity int64 `json:"quantity"` // before the run
+}
+
+type fileVerdict struct {
+	Outcome   string        `json:"outcome"` // "pass", "fail" or "not judged"
+	Failures  []fileFailure `json:"failures,omitempty"`
+	NotJudged string        `json:"notJudged,omitempty"`
+}
+
+type fileFailure struct {
+	Problem  string `json:"problem"`
+	Expected string `json:"expected"`
+}
+
+type fileOp struct {
+	Client  int    `json:"client"`
+	BaseURL string `json:"baseURL"`
+	Kind    string `json:"kind"` // "list" or "update"
+	Round   int    `json:"round"`
+	Barrier bool   `json:"barrier,omitempty"`
+	CallNs  int64  `json:"callNs"`
+	// ReturnNs is when the answer (or its failure) came.
+	ReturnNs int64 `json:"returnNs"`
+	// Outcome: a list "ok" (answered 200 with a list) or "failed"; an
+	// update "ok" (answered 200 with an item) or "unknown".
+	Outcome string `json:"outcome"`
+	// An update: the pet, the quantity sent, and for "ok" the quantity
+	// its answer carried.
+	Pet      int64  `json:"petId,omitempty"`
+	Quantity *int64 `json:"quantity,omitempty"`
+	Got      *int64 `json:"got,omitempty"`
+	// Answer says how the request was answered, when not by a plain
+	// success: "503 (code \"unavailable\")", "no answer (…)"; for a
+	// failed list, why it failed.
+	Answer string `json:"answer,omitempty"`
+	// Seen is what an "ok" list showed of each pet in play, in the order
+	// of pets; null for a pet it lacked.
+	Seen []*int64 `json:"seen,omitempty"`
+}
+
+// Saved is a history read back from its file, with what the run that
+// saved it concluded.
+type Saved struct {
+	History *History
+	Started time.Time
+	// Staleness is the bound the run judged against.
+	Staleness time.Duration
+	// Verdict is the run's verdict (Detail and Picture left empty), nil
+	// when the file holds none.
+	Verdict *Verdict
+}
+
+// WriteHistory writes h as JSON to w, with the time the run started, the
+// staleness bound it was judged against and its verdict (v, nil for
+// none): one request a line, so that a file reads and compares line by
+// line.
+func WriteHistory(w io.Writer, h *History, started time.Time, staleness time.Duration, v *Verdict) error {
+	f := file{Format: Format, Started: started, BaseURLs: h.Bases, Clients: h.Clients, DurationNs: int64(h.Duration), StalenessNs: int64(staleness)}
+	for _, p := range h.Pets {
+		f.Pets = append(f.Pets, filePet{ID: p.ID, Quantity: p.Qty})
+	}
+	if v != nil {
+		fv := &fileVerdict{Outcome: v.Outcome(), NotJudged: v.NotJudged}
+		for _, x := range v.Failures {
+			fv.Failures = append(fv.Failures, fileFailure(x))
+		}
+		f.Verdict = fv
+	}
+	head, err := json.MarshalIndent(f, "", "  ")
+	if err != nil {
+		return err
+	}
+	// The requests, one a line, in place of the empty list.
+	i := bytes.LastIndex(head, []byte(`"requests": null`))
+	if i < 0 {
+		return errors.New("linearize: the history's head has no requests member")
+	}
+	var buf bytes.Buffer
+	buf.Write(head[:i])
+	buf.WriteString("\"requests\": [\n")
+	for k, o := range h.Ops {
+		b, err := json.Marshal(toFile(h, o))
+		if err != nil {
+			return err
+		}
+		buf.WriteString("    ")
+		buf.Write(b)
+		if k < len(h.Ops)-1 {
+			buf.WriteByte(',')
+		}
+		buf.WriteByte('\n')
+	}
+	buf.WriteString("  ]\n}\n")
+	_, err = w.Write(buf.Bytes())
+	return err
+}
+
+func toFile(h *History, o Op) fileOp {
+	f := fileOp{Client: o.Client, BaseURL: h.Bases[o.Base], Round: o.Round, Barrier: o.Barrier, CallNs: o.Call, ReturnNs: o.Return, Answer: o.Answer}
+	switch o.Kind {
+	case List:
+		f.Kind, f.Outcome = "list", "failed"
+		if o.OK {
+			f.Outcome = "ok"
+			for s := range h.Pets {
+				if o.Seen[s] != -1 {
+					f.Seen = append(f.Seen, &o.Seen[s])
+				} else {
+					f.Seen = append(f.Seen, nil)
+				}
+			}
+		}
+	default:
+		f.Kind, f.Outcome, f.Pet, f.Quantity = "update", "unknown", h.Pets[o.Slot].ID, &o.Qty
+		if o.Known {
+			f.Outcome, f.Got = "ok", &o.Got
+			if o.Answer == "200" {
+				f.Answer = "" // said by the outcome
+			}
+		}
+	}
+	return f
+}
+
+// ReadHistory reads a history that WriteHistory wrote, and refuses one
+// that does not hold together (a request through a base URL or on a pet
+// the run did not name, a time out of order).
+func ReadHistory(r io.Reader) (*Saved, error) {
+	dec := json.NewDecoder(r)
+	dec.DisallowUnknownFields()
+	var f file
+	if err := dec.Decode(&f); err != nil {
+		return nil, fmt.Errorf("not a consistency history: %v", err)
+	}
+	if f.Format != Format {
+		return nil, fmt.Errorf("not a consistency history of this version: format %q, want %q", f.Format, Format)
+	}
+	switch {
+	case len(f.BaseURLs) == 0:
+		return nil, errors.New("the history names no base URL")
+	case len(f.Pets) == 0 || len(f.Pets) > MaxPets:
+		return nil, fmt.Errorf("the history names %d pets, not 1 to %d", len(f.Pets), MaxPets)
+	case f.Clients < 1:
+		return nil, fmt.Errorf("the history names %d clients", f.Clients)
+	case f.StalenessNs < 0 || f.DurationNs < 0:
+		return nil, errors.New("the history's duration or staleness is negative")
+	}
+	h := &History{Bases: f.BaseURLs, Clients: f.Clients, Duration: time.Duration(f.DurationNs)}
+	slot := map[int64]int{}
+	for i, p := range f.Pets {
+		h.Pets = append(h.Pets, Pet{ID: p.ID, Qty: p.Quantity})
+		slot[p.ID] = i
+	}
+	for k, x := range f.Requests {
+		bad := func(format string, args ...any) error {
+			return fmt.Errorf("request %d of the history: %s", k+1, fmt.Sprintf(format, args...))
+		}
+		o := Op{Client: x.Client, Round: x.Round, Barrier: x.Barrier, Call: x.CallNs, Return: x.ReturnNs, Answer: x.Answer}
+		o.Base = slices.Index(f.BaseURLs, x.BaseURL)
+		switch {
+		case o.Base < 0:
+			return nil, bad("base URL %q is not one of the history's", x.BaseURL)
+		case x.ReturnNs < x.CallNs:
+			return nil, bad("returned before its call")
+		case k > 0 && x.CallNs < f.Requests[k-1].CallNs:
+			return nil, bad("the requests are not ordered by call")
+		case x.Client < 0 || x.Client > f.Clients || x.Round < 0:
+			return nil, bad("client %d or round %d out of range", x.Client, x.Round)
+		}
+		switch x.Kind {
+		case "list":
+			o.Kind = List
+			switch x.Outcome {
+			case "ok":
+				if len(x.Seen) != len(f.Pets) {
+					return nil, bad("a list that shows %d pets, not the %d in play", len(x.Seen), len(f.Pets))
+				}
+				o.OK = true
+				for s, q := range x.Seen {
+					o.Seen[s] = -1
+					if q != nil {
+						o.Seen[s] = *q
+					}
+				}
+			case "failed":
+			default:
+				return nil, bad("a list's outcome %q is neither ok nor failed", x.Outcome)
+			}
+		case "update":
+			s, ok := slot[x.Pet]
+			if !ok || x.Quantity == nil {
+				return nil, bad("an update of pet %d, not in play, or without its quantity", x.Pet)
+			}
+			o.Kind, o.Slot, o.Qty = Update, s, *x.Quantity
+			switch x.Outcome {
+			case "ok":
+				if x.Got == nil {
+					return nil, bad("an update answered ok without the quantity its answer carried")
+				}
+				o.Known, o.Got = true, *x.Got
+				if o.Answer == "" {
+					o.Answer = "200"
+				}
+			case "unknown":
+			default:
+				return nil, bad("an update's outcome %q is neither ok nor unknown", x.Outcome)
+			}
+		default:
+			return nil, bad("kind %q is neither list nor update", x.Kind)
+		}
+		h.Ops = append(h.Ops, o)
+	}
+	s := &Saved{History: h, Started: f.Started, Staleness: time.Duration(f.StalenessNs)}
+	if fv := f.Verdict; fv != nil {
+		v := &Verdict{NotJudged: fv.NotJudged}
+		for _, x := range fv.Failures {
+			v.Failures = append(v.Failures, Failure(x))
+		}
+		s.Verdict = v
+	}
+	return s, nil
+}

@@ -1,0 +1,268 @@
+package linearize
+
+import (
+	"cmp"
+	"math/bits"
+	"slices"
+	"time"
+)
+
+// sweep decides whether the history, each list's call moved d earlier, is
+// linearizable, in one pass over time. porcupine searches orders of all
+// the requests, lists included; moved lists overlap many updates each, and
+// its search grows too fast with that overlap. But a list changes nothing:
+// once the updates have their instants, each list only needs one instant
+// in its interval at which the state is the one it showed. So the sweep
+// keeps, at each instant, the configurations the updates can have reached:
+// the state, which updates in flight have taken effect, and which open
+// lists have not yet seen their state. A configuration that an update's
+// return or a list's end finds short (the update not applied, the list
+// never matched) ends; the history is linearizable when one configuration
+// reaches the end. Of two configurations with the same state and the same
+// updates applied, the one that owes a subset of the other's lists is kept.
+//
+// It returns whether the history is linearizable, whether that is known
+// (false when deadline passed, or more than 64 updates were in flight at
+// once), and for a history that is not, the request (an index in r.ops)
+// whose end no configuration survived.
+func (r *judgement) sweep(d int64, deadline time.Time) (ok, known bool, stuck int) {
+	const (
+		writeCall = iota
+		listOpen
+		listClose
+		writeReturn
+	)
+	type event struct {
+		t    int64
+		kind int
+		i    int
+	}
+	var events []event
+	for i := range r.ops {
+		if !r.keep[i] {
+			continue
+		}
+		o := &r.ops[i]
+		if o.Kind == List {
+			events = append(events, event{o.Call - d, listOpen, i}, event{o.ret, listClose, i})
+		} else {
+			events = append(events, event{o.Call, writeCall, i}, event{o.ret, writeReturn, i})
+		}
+	}
+	// Calls and opens before returns and ends at the same instant: the
+	// intervals are closed.
+	slices.SortFunc(events, func(a, b event) int {
+		if c := cmp.Compare(a.t, b.t); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.kind, b.kind)
+	})
+
+	type key struct {
+		st      cstate
+		applied uint64 // bits of the slots of the updates in flight that took effect
+	}
+	// configs maps each state and set of applied updates to the sets of
+	// lists still owed (an antichain: none a subset of another), each a
+	// set of the open lists' slots.
+	configs := map[key][]owedSet{{st: r.initial}: {nil}}
+	var (
+		slotOf  = map[int]int{} // update → its slot while in flight
+		inSlot  [64]int         // slot → update
+		free    uint64          = ^uint64(0)
+		pending uint64          // slots in use
+		// The open lists have slots of their own, reused once closed.
+		listSlot  = map[int]int32{}
+		freeLists []int32
+		nextList  int32
+		openBy    = map[cstate][]int32{} // the slots of the open lists that showed each state
+	)
+	// add inserts the configuration (k, owed) unless one as good is there.
+	add := func(m map[key][]owedSet, k key, owed owedSet) bool {
+		sets := m[k]
+		for _, s := range sets {
+			if subset(s, owed) {
+				return false
+			}
+		}
+		kept := sets[:0]
+		for _, s := range sets {
+			if !subset(owed, s) {
+				kept = append(kept, s)
+			}
+		}
+		m[k] = append(kept, owed)
+		return true
+	}
+	// seeState removes from owed the open lists that showed st.
+	seeState := func(owed owedSet, st cstate) owedSet {
+		lists := openBy[st]
+		if len(lists) == 0 || owed.empty() {
+			return owed
+		}
+		out := owed.clone()
+		for _, l := range lists {
+			out.clear(l)
+		}
+		return out
+	}
+	// expand adds every configuration reachable by letting updates in
+	// flight take effect now, one after another, from the configurations
+	// in stale: the set is kept closed so. A list's end and an update's
+	// return keep it closed (a configuration dropped owes what the ones
+	// it was reached from owe, or lacks an update they lack). An update's
+	// call opens new ways from every configuration, and a list's opening
+	// from those already in its state (what they reach has seen it).
+	var stale []key
+	expand := func() {
+		work := stale
+		stale = nil
+		for len(work) > 0 {
+			k := work[len(work)-1]
+			work = work[:len(work)-1]
+			for _, owed := range slices.Clone(configs[k]) {
+				for b := pending &^ k.applied; b != 0; b &= b - 1 {
+					slot := bits.TrailingZeros64(b)
+					w := &r.ops[inSlot[slot]]
+					if w.Known && w.Got != w.Qty {
+						continue // its answer carried another write: it cannot take effect as answered
+					}
+					nk := key{st: k.st, applied: k.applied | 1<<slot}
+					nk.st[w.Slot] = w.Qty
+					if add(configs, nk, seeState(owed, nk.st)) {
+						work = append(work, nk)
+					}
+				}
+			}
+		}
+	}
+	for n, e := range events {
+		if n%1024 == 0 && time.Now().After(deadline) {
+			return false, false, -1
+		}
+		o := &r.ops[e.i]
+		switch e.kind {
+		case writeCall:
+			if free == 0 {
+				return false, false, -1
+			}
+			slot := bits.TrailingZeros64(free)
+			free &^= 1 << slot
+			pending |= 1 << slot
+			slotOf[e.i], inSlot[slot] = slot, e.i
+			stale = stale[:0]
+			for k := range configs {
+				stale = append(stale, k)
+			}
+		case listOpen:
+			id := nextList
+			if n := len(freeLists); n > 0 {
+				id, freeLists = freeLists[n-1], freeLists[:n-1]
+			} else {
+				nextList++
+			}
+			listSlot[e.i] = id
+			openBy[o.Seen] = append(openBy[o.Seen], id)
+			for k, sets := range configs {
+				if k.st == o.Seen {
+					stale = append(stale, k)
+					continue // it sees its state at once
+				}
+				for j, owed := range sets {
+					owed = owed.clone()
+					owed.set(id)
+					sets[j] = owed
+				}
+			}
+		case listClose:
+			expand()
+			id := listSlot[e.i]
+			delete(listSlot, e.i)
+			next := make(map[key][]owedSet, len(configs))
+			for k, sets := range configs {
+				for _, owed := range sets {
+					if !owed.has(id) {
+						add(next, k, owed)
+					}
+				}
+			}
+			lists := openBy[o.Seen]
+			openBy[o.Seen] = slices.DeleteFunc(lists, func(l int32) bool { return l == id })
+			if len(openBy[o.Seen]) == 0 {
+				delete(openBy, o.Seen)
+			}
+			freeLists = append(freeLists, id)
+			if len(next) == 0 {
+				return false, true, e.i
+			}
+			configs = next
+		case writeReturn:
+			expand()
+			slot := slotOf[e.i]
+			delete(slotOf, e.i)
+			bit := uint64(1) << slot
+			next := make(map[key][]owedSet, len(configs))
+			for k, sets := range configs {
+				if k.applied&bit == 0 {
+					continue // it must have taken effect by its return
+				}
+				nk := key{st: k.st, applied: k.applied &^ bit}
+				for _, owed := range sets {
+					add(next, nk, owed)
+				}
+			}
+			free |= bit
+			pending &^= bit
+			if len(next) == 0 {
+				return false, true, e.i
+			}
+			configs = next
+		}
+	}
+	return true, true, -1
+}
+
+// owedSet is a set of the slots of open lists, as bits.
+type owedSet []uint64
+
+func (s owedSet) empty() bool {
+	for _, w := range s {
+		if w != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func (s owedSet) clone() owedSet { return slices.Clone(s) }
+
+func (s owedSet) has(i int32) bool {
+	return int(i/64) < len(s) && s[i/64]&(1<<(i%64)) != 0
+}
+
+func (s *owedSet) set(i int32) {
+	for int(i/64) >= len(*s) {
+		*s = append(*s, 0)
+	}
+	(*s)[i/64] |= 1 << (i % 64)
+}
+
+func (s owedSet) clear(i int32) {
+	if int(i/64) < len(s) {
+		s[i/64] &^= 1 << (i % 64)
+	}
+}
+
+// subset reports whether a is a subset of b.
+func subset(a, b owedSet) bool {
+	for i, w := range a {
+		var v uint64
+		if i < len(b) {
+			v = b[i]
+		}
+		if w&^v != 0 {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,231 @@
+package conformancetest
+
+import (
+	"bytes"
+	"flag"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/petinventory/petinventory/conformancetest/internal/linearize"
+)
+
+var updateHistories = flag.Bool("update-histories", false, "record the consistency histories of testdata/consistency again, against the reference server")
+
+// savedHistories are the histories kept as test data: each recorded by a
+// run against the reference server, as it is or behind a wrapper that
+// breaks the promise. A change of the checker must judge them as the run
+// that saved them did (or the files are recorded again, on purpose, with
+// -update-histories).
+var savedHistories = []struct {
+	file string
+	// front wraps the second base URL's handler (nil: none).
+	front func(http.Handler) http.Handler
+	// lostUpdate breaks the reference server's update answers.
+	lostUpdate bool
+	outcome    string
+	mention    string
+}{
+	{"pass.json", nil, false, "pass", ""},
+	{"stale.json", func(h http.Handler) http.Handler { return staleLists(h, 40*time.Millisecond) }, false, "fail", "missed the update"},
+	{"another-write.json", nil, true, "fail", "not its own write"},
+}
+
+// slowly delays every request by a millisecond, so that a short run of
+// few clients gives a small history.
+func slowly(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(time.Millisecond)
+		h.ServeHTTP(w, r)
+	})
+}
+
+// staleLists answers lists from a copy up to maxAge old, as a cache in
+// front of a replica that ignores Cache-Control: no-store.
+func staleLists(next http.Handler, maxAge time.Duration) http.Handler {
+	var (
+		mu   sync.Mutex
+		rec  *httptest.ResponseRecorder
+		when time.Time
+	)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet {
+			next.ServeHTTP(w, r)
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if rec == nil || time.Since(when) > maxAge {
+			rec, when = httptest.NewRecorder(), time.Now()
+			next.ServeHTTP(rec, r)
+		}
+		for k, v := range rec.Header() {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(rec.Code)
+		w.Write(rec.Body.Bytes())
+	})
+}
+
+// recordHistory runs the consistency check for d against the reference
+// server through two base URLs (the second behind front, when not nil)
+// and saves its history to path.
+func recordHistory(t *testing.T, rs *refServer, front func(http.Handler) http.Handler, d time.Duration, path string) Result {
+	t.Helper()
+	newRefServer(t, rs) // for its seed: both base URLs below serve rs slowly
+	serve := func(h http.Handler) string {
+		srv := httptest.NewServer(slowly(h))
+		t.Cleanup(srv.Close)
+		return srv.URL + "/v1"
+	}
+	first, second := serve(rs), ""
+	if front != nil {
+		second = serve(front(rs))
+	} else {
+		second = serve(rs)
+	}
+	rep, err := RunChecks(t.Context(), Config{BaseURL: first, Replicas: []string{second}, APIKey: refKey, Run: "^consistency/",
+		Consistency: d, ConsistencyClients: 2, ConsistencyHistory: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, _ := rep.Result("consistency/linearizable")
+	return res
+}
+
+// TestReplaySavedHistories: each history of testdata/consistency, judged
+// again, gives the verdict and the words the run that saved it gave.
+func TestReplaySavedHistories(t *testing.T) {
+	for _, tc := range savedHistories {
+		t.Run(tc.file, func(t *testing.T) {
+			path := filepath.Join("testdata", "consistency", tc.file)
+			if *updateHistories {
+				res := recordHistory(t, &refServer{lostUpdate: tc.lostUpdate}, tc.front, 300*time.Millisecond, path)
+				t.Logf("recorded %s: %s", res.Outcome, res.Detail)
+			}
+			saved := readSaved(t, path)
+			if saved.Verdict == nil || saved.Verdict.Outcome() != tc.outcome {
+				t.Fatalf("the saved verdict is %+v, want %s", saved.Verdict, tc.outcome)
+			}
+			rep, err := ReplayConsistency(ReplayConfig{History: path})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res := rep.Results[0]
+			if string(res.Outcome) != tc.outcome || !slices.Equal(problems(res.Failures), problemsOf(saved.Verdict)) {
+				t.Fatalf("replayed: %s %q; saved: %s %q", res.Outcome, problems(res.Failures), saved.Verdict.Outcome(), problemsOf(saved.Verdict))
+			}
+			if tc.mention != "" && !strings.Contains(res.Failures[0].Problem, tc.mention) {
+				t.Errorf("the failure does not say %q: %s", tc.mention, res.Failures[0].Problem)
+			}
+			if !strings.Contains(rep.Notes[0], "concluded the same") {
+				t.Errorf("note: %s", rep.Notes[0])
+			}
+			t.Log(res.Detail)
+		})
+	}
+}
+
+// TestHistoryRoundTrip: a run's saved history, replayed, gives the run's
+// verdict and words; the file never holds the key, also when the server
+// echoes it in a refusal.
+func TestHistoryRoundTrip(t *testing.T) {
+	for _, rs := range []*refServer{{}, {lostUpdate: true}} {
+		path := filepath.Join(t.TempDir(), "history.json")
+		base := newRefServer(t, rs)
+		echo := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodPatch && time.Now().UnixNano()%7 == 0 {
+				refError(w, http.StatusServiceUnavailable, "busy "+refKey, "echoes "+refKey)
+				return
+			}
+			rs.ServeHTTP(w, r)
+		}))
+		t.Cleanup(echo.Close)
+		rep, err := RunChecks(t.Context(), Config{BaseURL: base, Replicas: []string{echo.URL + "/v1"}, APIKey: refKey, Run: "^consistency/",
+			Consistency: 300 * time.Millisecond, ConsistencyClients: 2, ConsistencyHistory: path})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, _ := rep.Result("consistency/linearizable")
+		if res.Consistency == nil || res.Consistency.History != path {
+			t.Fatalf("the result does not name the history: %+v", res.Consistency)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Contains(b, []byte(refKey)) || !bytes.Contains(b, []byte(keyVar)) {
+			t.Errorf("the history holds the key, or not the refusals that echoed it (%d bytes)", len(b))
+		}
+		again, err := ReplayConsistency(ReplayConfig{History: path})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := again.Results[0]
+		if got.Outcome != res.Outcome || !slices.Equal(problems(got.Failures), problems(res.Failures)) {
+			t.Fatalf("run: %s %q; replay: %s %q", res.Outcome, problems(res.Failures), got.Outcome, problems(got.Failures))
+		}
+		t.Logf("%s, replayed the same: %s", res.Outcome, again.Notes[0])
+	}
+}
+
+// TestReplayRefusesOtherFiles: a file that is not a history, or one that
+// does not hold together, is refused with the reason.
+func TestReplayRefusesOtherFiles(t *testing.T) {
+	dir := t.TempDir()
+	good, err := os.ReadFile(filepath.Join("testdata", "consistency", "pass.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, tc := range map[string]struct{ content, want string }{
+		"not json":       {"<html>", "not a consistency history"},
+		"other format":   {`{"format":"x"}`, "format"},
+		"unknown base":   {strings.Replace(string(good), `"baseURL":"http://127.0.0.1`, `"baseURL":"http://elsewhere`, 1), "is not one of the history's"},
+		"unknown member": {strings.Replace(string(good), `"clients"`, `"clientz"`, 1), "unknown field"},
+	} {
+		path := filepath.Join(dir, strings.ReplaceAll(name, " ", "-"))
+		if err := os.WriteFile(path, []byte(tc.content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ReplayConsistency(ReplayConfig{History: path}); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", name, err, tc.want)
+		}
+	}
+}
+
+func readSaved(t *testing.T, path string) *linearize.Saved {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	s, err := linearize.ReadHistory(io.Reader(f))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func problems(fs []Failure) []string {
+	var out []string
+	for _, f := range fs {
+		out = append(out, f.Problem)
+	}
+	return out
+}
+
+func problemsOf(v *linearize.Verdict) []string {
+	var out []string
+	for _, f := range v.Failures {
+		out = append(out, f.Problem)
+	}
+	return out
+}
