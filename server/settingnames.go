@@ -4,6 +4,8 @@ import (
 	"context"
 	"log/slog"
 	"strings"
+
+	redisstore "github.com/petinventory/petinventory/storage/redis"
 )
 
 // The store (redisstore) logs each configuration fault once, at ERROR,
@@ -83,16 +85,16 @@ func settingsFor(option, kind string) string {
 // the URL (redis://), but the TLS files turn TLS on as rediss:// does, so
 // they are named too.
 func tlsOnFixes(option, kind string) bool {
-	return kind == "tls-to-plain-port" && option == "Config.LoadTLSFiles"
+	return kind == redisstore.FaultTLSToPlainPort && option == "Config.LoadTLSFiles"
 }
 
 // tlsFileFixes reports whether the setting env may fix a fault of kind:
 // every setting does, except the TLS files that the kind does not concern.
 func tlsFileFixes(env, kind string) bool {
 	switch kind {
-	case "tls-verify":
+	case redisstore.FaultTLSVerify:
 		return env != "INVENTORY_REDIS_CERT_FILE" && env != "INVENTORY_REDIS_KEY_FILE"
-	case "tls-client-certificate":
+	case redisstore.FaultTLSClientCertificate:
 		return env != "INVENTORY_REDIS_CA_FILE"
 	}
 	return true
