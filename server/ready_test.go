@@ -436,3 +436,16 @@ func TestFileHint(t *testing.T) {
 		t.Error("another error is changed")
 	}
 }
+
+// TestNoSeed: without Config.Seed nothing is written: an empty store is
+// ready and lists no pet, and the log says nothing was seeded.
+func TestNoSeed(t *testing.T) {
+	s := launch(t, Config{Framework: "gin", APIKeys: []string{testKey}})
+	waitServerReady(t, s)
+	if got := s.list(t); len(got) != 0 {
+		t.Errorf("GET = %+v, want an empty list: nothing is seeded unless asked", got)
+	}
+	if !strings.Contains(s.logs.String(), "no seed (-seed)") || strings.Contains(s.logs.String(), "seeded the empty store") {
+		t.Errorf("the log does not say that nothing was seeded:\n%s", s.logs.String())
+	}
+}

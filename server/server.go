@@ -385,7 +385,7 @@ func (g gatedStore) SetQuantity(ctx context.Context, petID int64, quantity int) 
 	return g.Store.SetQuantity(ctx, petID, quantity)
 }
 
-// seedOnce seeds the store if it holds no entry, through the Service (the
+// seedOnce seeds the store (items nil: no seed asked for) if it holds no entry, through the Service (the
 // API's own checks; redisstore's PutIfEmpty makes it atomic), checks that
 // the store is ready (every command it sends is permitted, see
 // redisstore.Store.Ready), opens the API, then loads the inventory into
@@ -399,13 +399,18 @@ func seedOnce(ctx context.Context, log *slog.Logger, api *inventory.API, store *
 	sctx, cancel := context.WithTimeout(ctx, seedTimeout(timeout, len(items)))
 	defer cancel()
 	start := time.Now()
-	wrote, err := api.Service().PutIfEmpty(sctx, items...)
-	if err != nil {
-		return fmt.Errorf("seeding: %w", err)
+	wrote := false
+	if items != nil { // nil: no seed asked for, nothing to write
+		var err error
+		if wrote, err = api.Service().PutIfEmpty(sctx, items...); err != nil {
+			return fmt.Errorf("seeding: %w", err)
+		}
 	}
 	if !open.Load() && !*announced { // once: a retry while the store is not ready says it again otherwise
 		*announced = true
 		switch {
+		case items == nil:
+			log.Info("no seed (-seed): the store is served as it is")
 		case len(items) == 0:
 			log.Info("the seed is empty: nothing to write")
 		case wrote:

@@ -142,10 +142,17 @@ type server struct {
 func start(t *testing.T, cfg Config) *server {
 	t.Helper()
 	s := startUnready(t, cfg)
+	waitServerReady(t, s)
+	return s
+}
+
+// waitServerReady waits until s's /readyz answers 200.
+func waitServerReady(t *testing.T, s *server) {
+	t.Helper()
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		r := s.do(t, http.MethodGet, "/readyz", "", "")
 		if r.status == http.StatusOK {
-			return s
+			return
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("/readyz still answers %d %s 30s after the start:\n%s", r.status, r.body, s.logs)
