@@ -128,7 +128,9 @@ func openStore(cfg Config, log *slog.Logger) (redisStore, error) {
 	}
 	// WithClientConfig lets the store's fixes name what only the URL
 	// knows (the Sentinel master's name, the password file).
-	opts := []redisstore.Option{redisstore.WithClientConfig(rc), redisstore.WithKeyPrefix(cfg.RedisPrefix), redisstore.WithLogger(log)}
+	// The store's faults name this server's settings, and the CA file in use.
+	storeLog := slog.New(withCAFile(log.Handler(), cfg.RedisCAFile))
+	opts := []redisstore.Option{redisstore.WithClientConfig(rc), redisstore.WithKeyPrefix(cfg.RedisPrefix), redisstore.WithLogger(storeLog)}
 	if cfg.ReplicaAcks > 0 {
 		opts = append(opts, redisstore.WithReplicaAcks(cfg.ReplicaAcks, cfg.ReplicaAckTimeout))
 	}
@@ -540,7 +542,7 @@ func notReadyMessage(err error) string {
 	var f *redisstore.ConfigFault
 	if errors.As(err, &f) {
 		if names := settingsFor(f.Option, f.Kind); names != "" {
-			return f.Error() + " (inventory-server: " + names + ")"
+			return inSettingNames(f.Error(), f.Kind) + " (inventory-server: " + names + ")"
 		}
 		return f.Error()
 	}

@@ -127,7 +127,7 @@ func TestConfigFaultsTLS(t *testing.T) {
 		kind, option string
 	}{
 		{"unknown CA", "rediss://" + tlsNode.Addr() + "/0", nil, "give the CA that signed it to Config.LoadTLSFiles", FaultTLSVerify, "Config.LoadTLSFiles"},
-		{"plain to a TLS port", "redis://" + tlsNode.Addr() + "/0", nil, "use a rediss:// URL", faultPlainToTLS, "URL"},
+		{"plain to a TLS port", "redis://" + tlsNode.Addr() + "/0", nil, "use a rediss:// URL", FaultPlainToTLSPort, "URL"},
 		{"TLS to a plain port", "rediss://" + plain.Addr() + "/0", files, "use a redis:// URL without Config.LoadTLSFiles", FaultTLSToPlainPort, "URL"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

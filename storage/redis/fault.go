@@ -71,11 +71,11 @@ const (
 	FaultTLSVerify            = "tls-verify"             // the client does not trust the server's certificate: the CA
 	FaultTLSClientCertificate = "tls-client-certificate" // the server wants a client certificate: the certificate and key
 	FaultTLSToPlainPort       = "tls-to-plain-port"      // TLS spoken to a plain port: the URL, or TLS files that turn TLS on
+	FaultPlainToTLSPort       = "plain-to-tls-port"      // plain text spoken to a TLS port: the URL (rediss://), and the CA
 )
 
 // The other kinds of configuration fault (ConfigFault.Kind).
 const (
-	faultPlainToTLS  = "plain-to-tls-port"
 	faultCredentials = "credentials"
 	faultACL         = "acl"
 	faultMasterName  = "master-name"
@@ -210,7 +210,7 @@ func otherProtocolRule(s *Store, err error) *ConfigFault {
 	if s.info.tls {
 		return &ConfigFault{Kind: FaultTLSToPlainPort, Option: optionURL, Fix: fix}
 	}
-	return &ConfigFault{Kind: faultPlainToTLS, Option: optionURL, Fix: fix}
+	return &ConfigFault{Kind: FaultPlainToTLSPort, Option: optionURL, Fix: fix}
 }
 
 // replyRules tell the configuration faults that Redis replies with: the
