@@ -39,6 +39,7 @@ func TestNoKeyNoStart(t *testing.T) {
 	if strings.Contains(string(out), "serving") {
 		t.Errorf("it served:\n%s", out)
 	}
+	summary(t, "no API key: exit 2, INVENTORY_API_KEYS and INVENTORY_API_KEYS_FILE named with openssl rand -hex 32, no key printed")
 }
 
 // TestVersion: -version prints the version, the revision and the Go
@@ -53,6 +54,7 @@ func TestVersion(t *testing.T) {
 	if !regexp.MustCompile(`^inventory-server \S+ \(revision \S+, ` + regexp.QuoteMeta(runtime.Version()) + `\)\n$`).Match(out) {
 		t.Errorf("-version printed %q", out)
 	}
+	summary(t, "-version: exit 0, %s", strings.TrimSpace(string(out)))
 }
 
 // malformedHeads are request heads no HTTP parser accepts, each carrying
