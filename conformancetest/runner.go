@@ -66,7 +66,7 @@ func allChecks() []*check {
 	for _, group := range [][]*check{
 		listChecks(), cacheChecks(), routeChecks(), authChecks(), orderChecks(), petIDChecks(),
 		mediaChecks(), sizeChecks(), bodyChecks(), updateChecks(),
-		responseChecks(), concurrencyChecks(), headChecks(), timeoutChecks(),
+		responseChecks(), concurrencyChecks(), headChecks(), timeoutChecks(), malformedChecks(),
 		consistencyChecks(),
 	} {
 		all = append(all, group...)

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/petinventory/petinventory/server/apikeys"
 )
 
 // Config is the server's configuration. A zero field takes its default,
@@ -16,9 +18,13 @@ type Config struct {
 	// Framework is the HTTP framework: "gin" or "fiber".
 	// Default: "gin".
 	Framework string
-	// SeedFile names a JSON array of items to seed an empty store with.
-	// Default: "" (the demo inventory, DemoInventory).
-	SeedFile string
+	// Seed is what an empty store is seeded with: the path of a JSON
+	// array of items (LoadSeed), or "demo" for the demo inventory
+	// (DemoInventory; a file of that name is "./demo"). A store that
+	// holds entries is never seeded.
+	// Default: "" (seed nothing: the store is served as it is, and an
+	// empty one lists no pet).
+	Seed string
 	// StoreTimeout is the deadline of each store call; past it the client
 	// gets 503.
 	// Default: 2s.
@@ -67,14 +73,18 @@ type Config struct {
 	// connections close, without a restart.
 	// Default: "" (the password of RedisURL, if any).
 	RedisPasswordFile string
-	// APIKeys are the API keys the server accepts.
-	// Default: none (one of APIKeysFile, or a random key generated and
-	// printed once).
+	// APIKeys are the API keys the server accepts; this or APIKeysFile
+	// is required (apikeys.Load).
+	// Default: none (Run refuses to start without a key).
 	APIKeys []string
 	// APIKeysFile is a file with one API key per line, re-read when it
 	// changes (apikeys.WatchFile); not with APIKeys.
 	// Default: "" (no key file).
 	APIKeysFile string
+	// MetricsAddr, when set, is an address of its own that GET /metrics
+	// is served on (plain HTTP), instead of the API's.
+	// Default: "" (on the API's address).
+	MetricsAddr string
 	// OTLPEndpoint, when set, exports traces over OTLP/HTTP to this base
 	// URL (/v1/traces is added), as OTEL_EXPORTER_OTLP_ENDPOINT does; the
 	// other OTEL_EXPORTER_OTLP_* variables (headers, TLS, timeout) apply.
@@ -116,7 +126,8 @@ func (c Config) validate() error {
 	case (c.RedisCertFile == "") != (c.RedisKeyFile == ""):
 		return errors.New("INVENTORY_REDIS_CERT_FILE and INVENTORY_REDIS_KEY_FILE go together (a client certificate and its key): set both or neither")
 	case len(c.APIKeys) > 0 && c.APIKeysFile != "":
-		return errors.New("both INVENTORY_API_KEYS and INVENTORY_API_KEYS_FILE are set; set one")
+		_, err := apikeys.Load(c.APIKeys, c.APIKeysFile) // its error for both, before any file is read
+		return err
 	}
 	return nil
 }

@@ -6,7 +6,7 @@
 // command is inventory-server:
 //
 //	go install github.com/petinventory/petinventory/server/cmd/inventory-server@latest
-//	REDIS_URL=redis://127.0.0.1:6379/0 inventory-server -framework fiber
+//	REDIS_URL=redis://127.0.0.1:6379/0 INVENTORY_API_KEYS=$(openssl rand -hex 32) inventory-server -framework fiber
 //
 // Config holds every setting, with its default in its comment; Parse reads
 // them from flags and environment variables (one table gives both, and
@@ -14,14 +14,19 @@
 // settings and the exit statuses.
 //
 // Routes: GET /v1/inventory, PATCH /v1/inventory/{petId}, GET /healthz (the
-// process is alive), GET /readyz (the store is seeded and can serve: see
-// redisstore.Store.Ready), GET /openapi.yaml, GET /metrics (Prometheus;
-// traces over OTLP when an OTLP endpoint is set: docs/OBSERVABILITY.md).
+// process is alive), GET /readyz (the store can serve, and is seeded when
+// a seed is set: see redisstore.Store.Ready), GET /openapi.yaml, GET
+// /metrics (Prometheus, on the API's address or Config.MetricsAddr, with
+// inventory_build_info; traces over OTLP when an OTLP endpoint is set:
+// docs/OBSERVABILITY.md). -version prints BuildInfo.
 //
-// The server listens first, then seeds the store in the background: until
-// the seed is in and the store is ready (redisstore.Store.Ready), /v1
-// answers 503 unavailable with Retry-After and /readyz 503 with the cause.
-// The store is seeded only when it holds no entry at all (atomically, so
-// replicas starting together seed once): a restart never overwrites real
-// stock.
+// REDIS_URL and an API key are required: without them Run returns a
+// ConfigError (exit status 2) and never makes up a key. The server listens
+// first, then seeds the store in the background, when Config.Seed says
+// what with (a file, or the demo inventory): until the seed is in and the
+// store is ready (redisstore.Store.Ready), /v1 answers 503 unavailable
+// with Retry-After and /readyz 503 with the cause. The store is seeded
+// only when it holds no entry at all (atomically, so replicas starting
+// together seed once): a restart never overwrites real stock. Without a
+// seed an empty store is ready and lists no pet.
 package server

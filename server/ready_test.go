@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
@@ -88,7 +89,7 @@ func TestEmptySeed(t *testing.T) {
 	if err := os.WriteFile(path, []byte("[]\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s := start(t, Config{Framework: "fiber", SeedFile: path})
+	s := start(t, Config{Framework: "fiber", Seed: path})
 	if r := s.do(t, http.MethodGet, "/v1/inventory", testKey, ""); r.status != http.StatusOK || string(r.body) != "[]" {
 		t.Fatalf("GET = %d %s, want 200 []", r.status, r.body)
 	}
@@ -114,23 +115,28 @@ func TestConfigErrors(t *testing.T) {
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	const url = "redis://127.0.0.1:6379/0" // never reached: each fault is found before
 	for _, tc := range []struct {
-		name string
-		cfg  Config
-		says string
+		name  string
+		cfg   Config
+		says  string
+		noKey bool // run without an API key
 	}{
-		{"no REDIS_URL", Config{}, "REDIS_URL is required"},
-		{"bad URL", Config{RedisURL: "redis://127.0.0.1:6379?master-name=x"}, "master-name"},
-		{"missing seed file", Config{RedisURL: url, SeedFile: filepath.Join(dir, "missing.json")}, "missing.json"},
-		{"bad seed file", Config{RedisURL: url, SeedFile: bad}, "element 2 of the array (pet id 20)"},
-		{"key file without a key", Config{RedisURL: url, APIKeysFile: empty}, "holds no key"},
-		{"missing key file", Config{RedisURL: url, APIKeysFile: filepath.Join(dir, "nokeys")}, "nokeys"},
-		{"bad key", Config{RedisURL: url, APIKeys: []string{"a\x01b"}}, "API key #1"},
-		{"keys and a key file", Config{RedisURL: url, APIKeys: []string{testKey}, APIKeysFile: empty}, "set one"},
-		{"bad prefix", Config{RedisURL: url, RedisPrefix: "a}b"}, "prefix"},
-		{"bad framework", Config{RedisURL: url, Framework: "echo"}, `framework "echo"`},
-		{"missing password file", Config{RedisURL: url, RedisPasswordFile: filepath.Join(dir, "nopw")}, "INVENTORY_REDIS_PASSWORD_FILE: redisstore: password file"},
-		{"missing CA file", Config{RedisURL: url, RedisCAFile: filepath.Join(dir, "noca")}, "INVENTORY_REDIS_CA_FILE, _CERT_FILE, _KEY_FILE: redisstore: LoadTLSFiles: CA file"},
-		{"key file without a certificate", Config{RedisURL: url, RedisKeyFile: filepath.Join(dir, "key"), RedisCertFile: filepath.Join(dir, "nocert")}, "INVENTORY_REDIS_CA_FILE, _CERT_FILE, _KEY_FILE"},
+		{"no REDIS_URL", Config{}, "REDIS_URL is required", false},
+		{"no API key", Config{RedisURL: url}, "no API key: set INVENTORY_API_KEYS (comma-separated keys) or INVENTORY_API_KEYS_FILE", true},
+		{"no key says how to make one", Config{RedisURL: url}, "openssl rand -hex 32", true},
+		{"neither REDIS_URL nor a key", Config{}, "REDIS_URL is required: the Redis to serve from (redis://host:6379/0; a Cluster or Sentinel URL); " +
+			"to try the server without one, `go run ./examples/redis` in the repository starts an embedded Redis\nno API key", true},
+		{"bad URL", Config{RedisURL: "redis://127.0.0.1:6379?master-name=x"}, "master-name", false},
+		{"missing seed file", Config{RedisURL: url, Seed: filepath.Join(dir, "missing.json")}, "missing.json", false},
+		{"bad seed file", Config{RedisURL: url, Seed: bad}, "element 2 of the array (pet id 20)", false},
+		{"key file without a key", Config{RedisURL: url, APIKeysFile: empty}, "holds no key", false},
+		{"missing key file", Config{RedisURL: url, APIKeysFile: filepath.Join(dir, "nokeys")}, "nokeys", false},
+		{"bad key", Config{RedisURL: url, APIKeys: []string{"a\x01b"}}, "API key #1", false},
+		{"keys and a key file", Config{RedisURL: url, APIKeys: []string{testKey}, APIKeysFile: empty}, "set one", false},
+		{"bad prefix", Config{RedisURL: url, RedisPrefix: "a}b"}, "prefix", false},
+		{"bad framework", Config{RedisURL: url, Framework: "echo"}, `framework "echo"`, false},
+		{"missing password file", Config{RedisURL: url, RedisPasswordFile: filepath.Join(dir, "nopw")}, "INVENTORY_REDIS_PASSWORD_FILE: redisstore: password file", false},
+		{"missing CA file", Config{RedisURL: url, RedisCAFile: filepath.Join(dir, "noca")}, "INVENTORY_REDIS_CA_FILE, _CERT_FILE, _KEY_FILE: redisstore: LoadTLSFiles: CA file", false},
+		{"key file without a certificate", Config{RedisURL: url, RedisKeyFile: filepath.Join(dir, "key"), RedisCertFile: filepath.Join(dir, "nocert")}, "INVENTORY_REDIS_CA_FILE, _CERT_FILE, _KEY_FILE", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := tc.cfg
@@ -138,10 +144,10 @@ func TestConfigErrors(t *testing.T) {
 			if cfg.RedisPrefix == "" {
 				cfg.RedisPrefix = "x"
 			}
-			if cfg.APIKeys == nil && cfg.APIKeysFile == "" {
+			if cfg.APIKeys == nil && cfg.APIKeysFile == "" && !tc.noKey {
 				cfg.APIKeys = []string{testKey}
 			}
-			err := run(t.Context(), cfg, quiet, io.Discard, func(string) { t.Error("served") })
+			err := run(t.Context(), cfg, quiet, func(string) { t.Error("served") })
 			var ce ConfigError
 			if !errors.As(err, &ce) || !strings.Contains(err.Error(), tc.says) {
 				t.Errorf("run = %v, want a ConfigError saying %q", err, tc.says)
@@ -154,7 +160,7 @@ func TestConfigErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer taken.Close()
-	err = run(t.Context(), Config{Addr: taken.Addr().String(), RedisURL: url, APIKeys: []string{testKey}}, quiet, io.Discard, nil)
+	err = run(t.Context(), Config{Addr: taken.Addr().String(), RedisURL: url, APIKeys: []string{testKey}}, quiet, nil)
 	var ce ConfigError
 	if err == nil || errors.As(err, &ce) {
 		t.Errorf("run on a taken address = %v, want an error that is not a ConfigError (exit 1)", err)
@@ -410,4 +416,35 @@ func anySlice(s []string) []any {
 		out[i] = v
 	}
 	return out
+}
+
+// TestFileHint: a secret file the process may not read is named with the
+// process's uid and the image's, 65532.
+func TestFileHint(t *testing.T) {
+	err := fileHint(fmt.Errorf("INVENTORY_API_KEYS_FILE: %w", &fs.PathError{Op: "open", Path: "/run/secrets/keys", Err: fs.ErrPermission}))
+	for _, want := range []string{"INVENTORY_API_KEYS_FILE: open /run/secrets/keys: permission denied", "uid 65532", fmt.Sprintf("runs as uid %d", os.Getuid())} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("%q does not say %q", err, want)
+		}
+	}
+	if !errors.Is(err, fs.ErrPermission) {
+		t.Error("the hint hides the cause")
+	}
+	other := errors.New("no such file")
+	if fileHint(other) != other {
+		t.Error("another error is changed")
+	}
+}
+
+// TestNoSeed: without Config.Seed nothing is written: an empty store is
+// ready and lists no pet, and the log says nothing was seeded.
+func TestNoSeed(t *testing.T) {
+	s := launch(t, Config{Framework: "gin", APIKeys: []string{testKey}})
+	waitServerReady(t, s)
+	if got := s.list(t); len(got) != 0 {
+		t.Errorf("GET = %+v, want an empty list: nothing is seeded unless asked", got)
+	}
+	if !strings.Contains(s.logs.String(), "no seed (-seed)") || strings.Contains(s.logs.String(), "seeded the empty store") {
+		t.Errorf("the log does not say that nothing was seeded:\n%s", s.logs.String())
+	}
 }

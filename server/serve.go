@@ -9,9 +9,10 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	inventoryfiber "github.com/petinventory/petinventory/transport/fiber"
 )
 
-// Timeouts of ServeHTTP and FiberConfig. A slow or stalled client (slowloris) cannot hold
+// The servers' timeouts. A slow or stalled client (slowloris) cannot hold
 // a connection longer than these, and a shutdown waits at most
 // shutdownGrace for in-flight requests.
 const (
@@ -24,12 +25,17 @@ const (
 	maxHeaderBytes = 64 << 10
 )
 
-// ServeHTTP serves h on ln until ctx is done, with the server's timeouts
-// (a slow or stalled client cannot hold a connection past them; headers
-// are bounded to 64 KiB), then shuts down gracefully: it stops accepting,
-// lets in-flight requests finish (up to 10 s) and returns nil. Run serves
-// Gin through it; use it for your own handler.
-func ServeHTTP(ctx context.Context, log *slog.Logger, ln net.Listener, h http.Handler) error {
+// httpServer is one server of the process: what it serves on ln, and how
+// it stops.
+type httpServer struct {
+	ln       net.Listener
+	serve    func(net.Listener) error // returns nil once shut down
+	shutdown func(context.Context) error
+}
+
+// netHTTPServer serves h with net/http and the server's timeouts (headers
+// bounded to 64 KiB); its own errors go to log at WARN.
+func netHTTPServer(log *slog.Logger, ln net.Listener, h http.Handler) httpServer {
 	srv := &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: readHeaderTimeout,
@@ -39,41 +45,24 @@ func ServeHTTP(ctx context.Context, log *slog.Logger, ln net.Listener, h http.Ha
 		MaxHeaderBytes:    maxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	return serveUntil(ctx, log, func() error {
+	return httpServer{ln: ln, serve: func(ln net.Listener) error {
 		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 			return err
 		}
 		return nil
-	}, srv.Shutdown)
+	}, shutdown: srv.Shutdown}
 }
 
-// serveUntil runs serve until ctx is done, then calls shutdown with
-// shutdownGrace to finish in-flight requests, and returns what serve
-// returned (or shutdown's error).
-func serveUntil(ctx context.Context, log *slog.Logger, serve func() error, shutdown func(context.Context) error) error {
-	errc := make(chan error, 1)
-	go func() { errc <- serve() }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	log.Info("shutting down: finishing in-flight requests", "grace", shutdownGrace)
-	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
-	defer cancel()
-	if err := shutdown(sctx); err != nil {
-		return err
-	}
-	return <-errc
-}
-
-// FiberConfig is a fiber.Config with the same timeouts as ServeHTTP.
+// newFiberApp is a Fiber app with the same timeouts as netHTTPServer.
 // StreamRequestBody hands bodies to handlers as a stream, so the inventory
 // refuses a huge update after reading its own limit + 1 byte instead of
 // fasthttp buffering it; BodyLimit still bounds what fasthttp buffers for
-// routes that read the body whole.
-func FiberConfig() fiber.Config {
-	return fiber.Config{
+// routes that read the body whole. No answer and no log line of fasthttp
+// repeats the request: its errors for a head it cannot parse quote the
+// raw head, Authorization included (inventoryfiber.ErrorHandler,
+// SecureErrorLogMessage).
+func newFiberApp() *fiber.App {
+	app := fiber.New(fiber.Config{
 		ReadTimeout:       readTimeout,
 		WriteTimeout:      writeTimeout,
 		IdleTimeout:       idleTimeout,
@@ -85,11 +74,44 @@ func FiberConfig() fiber.Config {
 		// where the contract says 415.
 		DisablePreParseMultipartForm: true,
 		DisableStartupMessage:        true,
-	}
+		ErrorHandler:                 inventoryfiber.ErrorHandler,
+	})
+	app.Server().SecureErrorLogMessage = true
+	return app
 }
 
-// ServeFiber serves app (made with FiberConfig) on ln until ctx is done,
-// then shuts down gracefully as ServeHTTP does.
-func ServeFiber(ctx context.Context, log *slog.Logger, ln net.Listener, app *fiber.App) error {
-	return serveUntil(ctx, log, func() error { return app.Listener(ln) }, app.ShutdownWithContext)
+// fiberHTTPServer serves app.
+func fiberHTTPServer(app *fiber.App) httpServer {
+	return httpServer{serve: app.Listener, shutdown: app.ShutdownWithContext}
+}
+
+// serveAll runs every server until ctx is done or one of them fails, then
+// shuts them all down, giving in-flight requests shutdownGrace, and
+// returns the first failure (nil after a shutdown asked by ctx).
+func serveAll(ctx context.Context, log *slog.Logger, servers ...httpServer) error {
+	errc := make(chan error, len(servers))
+	for _, s := range servers {
+		go func() { errc <- s.serve(s.ln) }()
+	}
+	var first error
+	running := len(servers)
+	select {
+	case first = <-errc: // a server stopped by itself: stop the others
+		running--
+	case <-ctx.Done():
+		log.Info("shutting down: finishing in-flight requests", "grace", shutdownGrace)
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	for _, s := range servers {
+		if err := s.shutdown(sctx); err != nil && first == nil {
+			first = err
+		}
+	}
+	for ; running > 0; running-- {
+		if err := <-errc; err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
 }

@@ -3,12 +3,10 @@ package server
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
@@ -30,53 +28,109 @@ import (
 
 // Run serves the inventory API as cfg says until ctx is done, then shuts
 // down gracefully: it stops accepting, lets in-flight requests finish (up
-// to 10 s) and returns nil. Wrong settings are a ConfigError, returned
-// before it serves; a failure to serve (the address is taken) another
-// error. A generated API key is written to standard error.
+// to 10 s) and returns nil. Wrong settings (no REDIS_URL, no API key) are
+// a ConfigError, returned before it serves; a failure to serve (the
+// address is taken) another error.
 //
 // It listens before it talks to Redis, so that a taken address fails at
 // once, and seeds in the background: /readyz answers 503 until the seed
-// is in and the store is ready.
+// (if any) is in and the store is ready.
 func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
-	return run(ctx, cfg, log, os.Stderr, nil)
+	return run(ctx, cfg, log, nil)
 }
 
-// run is Run writing the generated API key, if any, to out; ready, when
-// not nil, is called with the listening address once the server accepts
-// connections.
-func run(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer, ready func(addr string)) error {
-	cfg = cfg.withDefaults()
-	if err := cfg.validate(); err != nil {
-		return badConfig(err)
-	}
-	if cfg.RedisURL == "" {
-		return badConfig(errors.New("REDIS_URL is required: the Redis to serve from (redis://host:6379/0; a Cluster or Sentinel URL); " +
-			"to try the server without one, `go run ./examples/redis` in the repository starts an embedded Redis"))
-	}
-	seed := DemoInventory()
-	if cfg.SeedFile != "" {
-		var err error
-		if seed, err = LoadSeed(cfg.SeedFile); err != nil {
-			return badConfig(err)
-		}
-	}
-	keys, err := apiKeys(cfg, out)
+// run is Run; ready, when not nil, is called with the API's listening
+// address once the server accepts connections. Its body is the steps.
+func run(ctx context.Context, cfg Config, log *slog.Logger, ready func(addr string)) error {
+	s, err := settle(cfg) // settings: defaults, checks, keys, seed
 	if err != nil {
 		return badConfig(err)
+	}
+	st, err := openStore(s.cfg, log) // store: the client and redisstore
+	if err != nil {
+		return badConfig(err)
+	}
+	defer st.client.Close()
+	tel, err := newTelemetry(ctx, s.cfg, st.client, st.store, log)
+	if err != nil {
+		return err
+	}
+	defer tel.shutdown(context.WithoutCancel(ctx)) // after serving: flush the last spans
+	a, err := newAPI(s, st, tel, log)              // API: gated until the store is ready
+	if err != nil {
+		return err
+	}
+	lns, err := listen(s.cfg) // listeners: the API's, and the metrics' own when asked
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	var background sync.WaitGroup
+	defer background.Wait() // deferred before cancel, so it runs after it
+	defer cancel()
+	a.start(ctx, &background, s, st.store, log) // seeding, the key file
+	lns.announce(log, s.cfg, st.name, ready)
+	return serve(ctx, log, s.cfg, lns, a, tel) // shutdown: when ctx is done
+}
+
+// settled is what the settings give once checked: the configuration with
+// its defaults, the keys and the seed.
+type settled struct {
+	cfg  Config
+	ring *apikeys.KeyRing
+	seed []inventory.Item
+}
+
+// settle applies cfg's defaults and checks everything that needs no
+// network: the fields together, REDIS_URL and an API key present (both
+// named when both are missing), the key file and the seed file read.
+func settle(cfg Config) (settled, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return settled{}, err
+	}
+	var missing []error
+	if cfg.RedisURL == "" {
+		missing = append(missing, errors.New("REDIS_URL is required: the Redis to serve from (redis://host:6379/0; a Cluster or Sentinel URL); "+
+			"to try the server without one, `go run ./examples/redis` in the repository starts an embedded Redis"))
+	}
+	keys, err := apikeys.Load(cfg.APIKeys, cfg.APIKeysFile)
+	if err != nil {
+		missing = append(missing, fileHint(err))
+	}
+	if len(missing) > 0 {
+		return settled{}, errors.Join(missing...)
 	}
 	ring, err := apikeys.NewKeyRing(keys...)
 	if err != nil {
-		return badConfig(fmt.Errorf("API keys: %w", err))
+		return settled{}, fmt.Errorf("API keys: %w", err)
 	}
-
-	client, rc, storeName, err := connect(cfg)
+	seed, err := readSeed(cfg.Seed)
 	if err != nil {
-		return badConfig(err)
+		return settled{}, fileHint(err)
 	}
-	defer client.Close()
+	return settled{cfg: cfg, ring: ring, seed: seed}, nil
+}
+
+// redisStore is the store the server serves from, on its client.
+type redisStore struct {
+	client redis.UniversalClient
+	store  *redisstore.Store
+	name   string // for the log, without credentials
+}
+
+// openStore connects to the Redis of cfg and makes the store on it; it
+// sends nothing to Redis yet.
+func openStore(cfg Config, log *slog.Logger) (redisStore, error) {
+	client, rc, name, err := connect(cfg)
+	if err != nil {
+		return redisStore{}, err
+	}
 	// WithClientConfig lets the store's fixes name what only the URL
 	// knows (the Sentinel master's name, the password file).
-	opts := []redisstore.Option{redisstore.WithClientConfig(rc), redisstore.WithKeyPrefix(cfg.RedisPrefix), redisstore.WithLogger(log)}
+	// The store's faults name this server's settings, and the CA file in use.
+	storeLog := slog.New(withCAFile(log.Handler(), cfg.RedisCAFile))
+	opts := []redisstore.Option{redisstore.WithClientConfig(rc), redisstore.WithKeyPrefix(cfg.RedisPrefix), redisstore.WithLogger(storeLog)}
 	if cfg.ReplicaAcks > 0 {
 		opts = append(opts, redisstore.WithReplicaAcks(cfg.ReplicaAcks, cfg.ReplicaAckTimeout))
 	}
@@ -86,89 +140,10 @@ func run(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer, ready
 	}
 	store, err := redisstore.New(client, opts...)
 	if err != nil {
-		return badConfig(err)
+		client.Close()
+		return redisStore{}, err
 	}
-	tel, err := newTelemetry(ctx, cfg, client, store, log)
-	if err != nil {
-		return err
-	}
-	defer tel.shutdown(context.WithoutCancel(ctx)) // after serving: flush the last spans
-	open := new(atomic.Bool)
-	api, err := inventory.New(gatedStore{store, open}, inventory.WithAuthenticator(ring), inventory.WithLogger(log),
-		inventory.WithStoreTimeout(cfg.StoreTimeout), inventory.WithObserver(tel.observer),
-		inventory.WithMaxStaleness(cfg.MaxStaleness))
-	if err != nil {
-		return err
-	}
-	ln, err := net.Listen("tcp", cfg.Addr)
-	if err != nil {
-		return err
-	}
-
-	// Deferred in this order, they run as: cancel the seeding, wait for
-	// it, then close the client (deferred above).
-	var seeding sync.WaitGroup
-	defer seeding.Wait()
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	p := probes{store: store, timeout: cfg.StoreTimeout, log: log, seeded: new(atomic.Bool), state: new(readiness)}
-	seeding.Go(func() { seedUntilDone(ctx, log, api, store, seed, cfg.StoreTimeout, open, p.seeded) })
-	if cfg.APIKeysFile != "" {
-		keyLog := log.With("setting", "INVENTORY_API_KEYS_FILE")
-		seeding.Go(func() { apikeys.WatchFile(ctx, keyLog, cfg.APIKeysFile, keyFileInterval, ring) })
-	}
-
-	log.Info("serving", "addr", ln.Addr().String(), "framework", cfg.Framework, "store", storeName,
-		"store_timeout", cfg.StoreTimeout, "replica_acks", cfg.ReplicaAcks,
-		"try", fmt.Sprintf("curl -H 'Authorization: Bearer <key>' http://%s/v1/inventory", ln.Addr()))
-	if ready != nil {
-		ready(ln.Addr().String())
-	}
-	if cfg.Framework == "fiber" {
-		app := fiber.New(FiberConfig())
-		tel.mountFiber(app)
-		for path, h := range p.routes() {
-			app.Get(path, func(c *fiber.Ctx) error {
-				status, ctype, body := h(c.UserContext())
-				c.Set("Content-Type", ctype)
-				c.Set("Cache-Control", "no-store")
-				return c.Status(status).Send(body)
-			})
-		}
-		if err := inventoryfiber.Register(app.Group("/v1"), api); err != nil {
-			ln.Close()
-			return err
-		}
-		// Methods fiber routes nowhere (PROPFIND, a lowercase get) get the API's 405.
-		if err := inventoryfiber.ServeOtherMethods(app, api, "/v1"); err != nil {
-			ln.Close()
-			return err
-		}
-		return ServeFiber(ctx, log, ln, app)
-	}
-	gin.SetMode(gin.ReleaseMode)
-	engine := gin.New()
-	engine.Use(gin.Recovery())
-	tel.mountGin(engine)
-	for path, h := range p.routes() {
-		engine.GET(path, func(c *gin.Context) {
-			status, ctype, body := h(c.Request.Context())
-			c.Header("Cache-Control", "no-store")
-			c.Data(status, ctype, body)
-		})
-	}
-	if err := inventorygin.Register(engine.Group("/v1"), api); err != nil {
-		ln.Close()
-		return err
-	}
-	// Methods gin routes nowhere (PROPFIND, a lowercase get) get the API's 405.
-	noRoute, err := inventorygin.NoRoute(api, "/v1")
-	if err != nil {
-		ln.Close()
-		return err
-	}
-	engine.NoRoute(noRoute)
-	return ServeHTTP(ctx, log, ln, engine)
+	return redisStore{client: client, store: store, name: name}, nil
 }
 
 // connect returns a client on the Redis that cfg.RedisURL names (one
@@ -182,39 +157,198 @@ func connect(cfg Config) (client redis.UniversalClient, rc *redisstore.Config, s
 	}
 	if cfg.RedisCAFile != "" || cfg.RedisCertFile != "" || cfg.RedisKeyFile != "" {
 		if err := rc.LoadTLSFiles(cfg.RedisCAFile, cfg.RedisCertFile, cfg.RedisKeyFile); err != nil {
-			return nil, nil, "", fmt.Errorf("INVENTORY_REDIS_CA_FILE, _CERT_FILE, _KEY_FILE: %w", err)
+			return nil, nil, "", fileHint(fmt.Errorf("INVENTORY_REDIS_CA_FILE, _CERT_FILE, _KEY_FILE: %w", err))
 		}
 	}
 	if cfg.RedisPasswordFile != "" {
 		if err := rc.UsePasswordFile(cfg.RedisPasswordFile); err != nil {
-			return nil, nil, "", fmt.Errorf("INVENTORY_REDIS_PASSWORD_FILE: %w", err)
+			return nil, nil, "", fileHint(fmt.Errorf("INVENTORY_REDIS_PASSWORD_FILE: %w", err))
 		}
 	}
 	return rc.NewClient(), rc, "redis " + rc.String(), nil
 }
 
-// apiKeys returns the keys to serve with: cfg.APIKeys, or those of
-// cfg.APIKeysFile, or a random key, generated now and written once to
-// out, so that a first run works without setup and the API is never
-// served open.
-func apiKeys(cfg Config, out io.Writer) ([]string, error) {
-	switch {
-	case len(cfg.APIKeys) > 0:
-		return cfg.APIKeys, nil
-	case cfg.APIKeysFile != "":
-		keys, err := apikeys.ReadFile(cfg.APIKeysFile)
-		if err != nil {
-			return nil, fmt.Errorf("INVENTORY_API_KEYS_FILE: %w", err)
-		}
-		return keys, nil
+// imageUID is the user the image (scripts/release/image.sh) runs as.
+const imageUID = 65532
+
+// fileHint adds to a file's permission error who this process is, and
+// that the image runs as uid 65532: a secret mounted readable by root
+// only is the usual cause.
+func fileHint(err error) error {
+	if !errors.Is(err, fs.ErrPermission) {
+		return err
 	}
-	b := make([]byte, 24)
-	if _, err := rand.Read(b); err != nil {
-		return nil, fmt.Errorf("generating an API key: %w", err)
+	return fmt.Errorf("%w (this process runs as uid %d; the image runs as uid %d, nonroot: make the file readable by that user, "+
+		"e.g. a Kubernetes secret volume's defaultMode 0440 with the pod's securityContext.fsGroup %d)", err, os.Getuid(), imageUID, imageUID)
+}
+
+// readSeed returns what Config.Seed names: nothing, the demo inventory, or
+// the items of a seed file.
+func readSeed(seed string) ([]inventory.Item, error) {
+	switch seed {
+	case "":
+		return nil, nil
+	case "demo":
+		return DemoInventory(), nil
 	}
-	key := hex.EncodeToString(b)
-	fmt.Fprintf(out, "No INVENTORY_API_KEYS set: generated the API key for this run (shown once):\n\n    %s\n\n", key)
-	return []string{key}, nil
+	return LoadSeed(seed)
+}
+
+// served is the API and what it needs while it serves.
+type served struct {
+	api    *inventory.API
+	open   *atomic.Bool // the store is ready: the API's calls go through
+	probes probes
+}
+
+// newAPI makes the API on the store, closed (503) until the store is ready.
+func newAPI(s settled, st redisStore, tel *telemetry, log *slog.Logger) (served, error) {
+	open := new(atomic.Bool)
+	api, err := inventory.New(gatedStore{st.store, open}, inventory.WithAuthenticator(s.ring), inventory.WithLogger(log),
+		inventory.WithStoreTimeout(s.cfg.StoreTimeout), inventory.WithObserver(tel.observer),
+		inventory.WithMaxStaleness(s.cfg.MaxStaleness))
+	if err != nil {
+		return served{}, err
+	}
+	p := probes{store: st.store, timeout: s.cfg.StoreTimeout, log: log, seeded: new(atomic.Bool), state: new(readiness)}
+	return served{api: api, open: open, probes: p}, nil
+}
+
+// start runs, until ctx is done, the seeding (which opens the API) and,
+// with a key file, its watch.
+func (a served) start(ctx context.Context, wg *sync.WaitGroup, s settled, store *redisstore.Store, log *slog.Logger) {
+	wg.Go(func() { seedUntilDone(ctx, log, a.api, store, s.seed, s.cfg.StoreTimeout, a.open, a.probes.seeded) })
+	if s.cfg.APIKeysFile != "" {
+		keyLog := log.With("setting", "INVENTORY_API_KEYS_FILE")
+		wg.Go(func() { apikeys.WatchFile(ctx, keyLog, s.cfg.APIKeysFile, keyFileInterval, s.ring) })
+	}
+}
+
+// listeners are the server's: the API's, and the metrics' own (nil when
+// /metrics is served on the API's).
+type listeners struct {
+	api, metrics net.Listener
+}
+
+func listen(cfg Config) (listeners, error) {
+	api, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return listeners{}, err
+	}
+	if cfg.MetricsAddr == "" {
+		return listeners{api: api}, nil
+	}
+	metrics, err := net.Listen("tcp", cfg.MetricsAddr)
+	if err != nil {
+		api.Close()
+		return listeners{}, fmt.Errorf("metrics address (-metrics-addr): %w", err)
+	}
+	return listeners{api: api, metrics: metrics}, nil
+}
+
+func (l listeners) close() {
+	l.api.Close()
+	if l.metrics != nil {
+		l.metrics.Close()
+	}
+}
+
+// announce logs the start-up line, with a URL to try that a client on
+// this machine can use, and calls ready (when not nil).
+func (l listeners) announce(log *slog.Logger, cfg Config, storeName string, ready func(addr string)) {
+	attrs := []any{"addr", l.api.Addr().String(), "framework", cfg.Framework, "store", storeName,
+		"store_timeout", cfg.StoreTimeout, "replica_acks", cfg.ReplicaAcks, "max_staleness", cfg.MaxStaleness}
+	if l.metrics != nil {
+		attrs = append(attrs, "metrics_addr", l.metrics.Addr().String())
+	}
+	attrs = append(attrs, "try", fmt.Sprintf("curl -H 'Authorization: Bearer <key>' http://%s/v1/inventory", tryAddr(l.api.Addr())))
+	log.Info("serving", attrs...)
+	if ready != nil {
+		ready(l.api.Addr().String())
+	}
+}
+
+// tryAddr is addr as a client on this machine dials it: an unspecified
+// host (":8080", "[::]:8080", "0.0.0.0:8080") is localhost.
+func tryAddr(addr net.Addr) string {
+	host, port, err := net.SplitHostPort(addr.String())
+	if err != nil {
+		return addr.String()
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "localhost"
+	}
+	return net.JoinHostPort(host, port)
+}
+
+// serve serves the API (and /metrics on its own listener, when there is
+// one) until ctx is done, then shuts down gracefully.
+func serve(ctx context.Context, log *slog.Logger, cfg Config, lns listeners, a served, tel *telemetry) error {
+	withMetrics := lns.metrics == nil
+	var api httpServer
+	var err error
+	if cfg.Framework == "fiber" {
+		api, err = fiberServer(a, tel, withMetrics)
+	} else {
+		api, err = ginServer(log, a, tel, withMetrics)
+	}
+	if err != nil {
+		lns.close()
+		return err
+	}
+	api.ln = lns.api
+	servers := []httpServer{api}
+	if lns.metrics != nil {
+		servers = append(servers, netHTTPServer(log, lns.metrics, tel.metricsMux()))
+	}
+	return serveAll(ctx, log, servers...)
+}
+
+// fiberServer is the API on Fiber, with the probes (and /metrics).
+func fiberServer(a served, tel *telemetry, withMetrics bool) (httpServer, error) {
+	app := newFiberApp()
+	tel.mountFiber(app, withMetrics)
+	for path, h := range a.probes.routes() {
+		app.Get(path, func(c *fiber.Ctx) error {
+			status, ctype, body := h(c.UserContext())
+			c.Set("Content-Type", ctype)
+			c.Set("Cache-Control", "no-store")
+			return c.Status(status).Send(body)
+		})
+	}
+	if err := inventoryfiber.Register(app.Group("/v1"), a.api); err != nil {
+		return httpServer{}, err
+	}
+	// Methods fiber routes nowhere (PROPFIND, a lowercase get) get the API's 405.
+	if err := inventoryfiber.ServeOtherMethods(app, a.api, "/v1"); err != nil {
+		return httpServer{}, err
+	}
+	return fiberHTTPServer(app), nil
+}
+
+// ginServer is the API on Gin, with the probes (and /metrics).
+func ginServer(log *slog.Logger, a served, tel *telemetry, withMetrics bool) (httpServer, error) {
+	gin.SetMode(gin.ReleaseMode)
+	engine := gin.New()
+	engine.Use(gin.Recovery())
+	tel.mountGin(engine, withMetrics)
+	for path, h := range a.probes.routes() {
+		engine.GET(path, func(c *gin.Context) {
+			status, ctype, body := h(c.Request.Context())
+			c.Header("Cache-Control", "no-store")
+			c.Data(status, ctype, body)
+		})
+	}
+	if err := inventorygin.Register(engine.Group("/v1"), a.api); err != nil {
+		return httpServer{}, err
+	}
+	// Methods gin routes nowhere (PROPFIND, a lowercase get) get the API's 405.
+	noRoute, err := inventorygin.NoRoute(a.api, "/v1")
+	if err != nil {
+		return httpServer{}, err
+	}
+	engine.NoRoute(noRoute)
+	return netHTTPServer(log, nil, engine), nil
 }
 
 // keyFileInterval is how often INVENTORY_API_KEYS_FILE is read again.
@@ -254,7 +388,7 @@ func (g gatedStore) SetQuantity(ctx context.Context, petID int64, quantity int) 
 	return g.Store.SetQuantity(ctx, petID, quantity)
 }
 
-// seedOnce seeds the store if it holds no entry, through the Service (the
+// seedOnce seeds the store (items nil: no seed asked for) if it holds no entry, through the Service (the
 // API's own checks; redisstore's PutIfEmpty makes it atomic), checks that
 // the store is ready (every command it sends is permitted, see
 // redisstore.Store.Ready), opens the API, then loads the inventory into
@@ -268,13 +402,18 @@ func seedOnce(ctx context.Context, log *slog.Logger, api *inventory.API, store *
 	sctx, cancel := context.WithTimeout(ctx, seedTimeout(timeout, len(items)))
 	defer cancel()
 	start := time.Now()
-	wrote, err := api.Service().PutIfEmpty(sctx, items...)
-	if err != nil {
-		return fmt.Errorf("seeding: %w", err)
+	wrote := false
+	if items != nil { // nil: no seed asked for, nothing to write
+		var err error
+		if wrote, err = api.Service().PutIfEmpty(sctx, items...); err != nil {
+			return fmt.Errorf("seeding: %w", err)
+		}
 	}
 	if !open.Load() && !*announced { // once: a retry while the store is not ready says it again otherwise
 		*announced = true
 		switch {
+		case items == nil:
+			log.Info("no seed (-seed): the store is served as it is")
 		case len(items) == 0:
 			log.Info("the seed is empty: nothing to write")
 		case wrote:
@@ -404,7 +543,7 @@ func notReadyMessage(err error) string {
 	var f *redisstore.ConfigFault
 	if errors.As(err, &f) {
 		if names := settingsFor(f.Option, f.Kind); names != "" {
-			return f.Error() + " (inventory-server: " + names + ")"
+			return inSettingNames(f.Error(), f.Kind) + " (inventory-server: " + names + ")"
 		}
 		return f.Error()
 	}

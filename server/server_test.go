@@ -66,7 +66,7 @@ func TestParse(t *testing.T) {
 
 	cfg, err = parse([]string{"-addr", "127.0.0.1:1", "-framework", "gin", "-store-timeout", "3s", "-seed", "s.json", "-redis-prefix", "p2",
 		"-replica-acks", "2", "-replica-ack-timeout", "1s"}, vars, io.Discard)
-	want.Addr, want.Framework, want.StoreTimeout, want.SeedFile, want.RedisPrefix, want.ReplicaAcks, want.ReplicaAckTimeout =
+	want.Addr, want.Framework, want.StoreTimeout, want.Seed, want.RedisPrefix, want.ReplicaAcks, want.ReplicaAckTimeout =
 		"127.0.0.1:1", "gin", 3*time.Second, "s.json", "p2", 2, time.Second
 	if err != nil || !reflect.DeepEqual(cfg, want) {
 		t.Errorf("flags over the environment = %+v, %v; want %+v", cfg, err, want)
@@ -111,12 +111,16 @@ func TestParse(t *testing.T) {
 			t.Errorf("Parse(%q, %v) = %v, want a ConfigError saying %q", tc.args, tc.env, err, tc.says)
 		}
 	}
+	if _, err := parse([]string{"-version"}, env(nil), io.Discard); !errors.Is(err, ErrVersion) {
+		t.Errorf("-version = %v, want ErrVersion", err)
+	}
 	var usage bytes.Buffer
 	if _, err := parse([]string{"-h"}, env(nil), &usage); !errors.Is(err, flag.ErrHelp) {
 		t.Errorf("-h = %v, want flag.ErrHelp", err)
 	}
 	for _, want := range []string{"-redis-allow-eviction", "INVENTORY_REDIS_CA_FILE", "INVENTORY_REDIS_PASSWORD_FILE",
-		"INVENTORY_API_KEYS_FILE", "Exit status: 0", "2 when the\nsettings are wrong"} {
+		"INVENTORY_API_KEYS_FILE", "Exit status: 0", "2 when the settings are wrong", "-version", "openssl rand -hex 32",
+		"Nothing is seeded unless -seed says what", "INVENTORY_METRICS_ADDR"} {
 		if !strings.Contains(usage.String(), want) {
 			t.Errorf("-h does not say %q:\n%s", want, usage.String())
 		}
@@ -138,10 +142,17 @@ type server struct {
 func start(t *testing.T, cfg Config) *server {
 	t.Helper()
 	s := startUnready(t, cfg)
+	waitServerReady(t, s)
+	return s
+}
+
+// waitServerReady waits until s's /readyz answers 200.
+func waitServerReady(t *testing.T, s *server) {
+	t.Helper()
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		r := s.do(t, http.MethodGet, "/readyz", "", "")
 		if r.status == http.StatusOK {
-			return s
+			return
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("/readyz still answers %d %s 30s after the start:\n%s", r.status, r.body, s.logs)
@@ -149,16 +160,20 @@ func start(t *testing.T, cfg Config) *server {
 	}
 }
 
-// startUnready runs the example with cfg (its address forced to a free
-// loopback port) and returns once it accepts connections, ready or not.
+// startUnready runs the server with cfg (its address forced to a free
+// loopback port; the demo inventory as its seed unless cfg names one) and
+// returns once it accepts connections, ready or not.
 func startUnready(t *testing.T, cfg Config) *server {
 	t.Helper()
 	cfg.APIKeys = []string{testKey, "another-key"}
+	if cfg.Seed == "" {
+		cfg.Seed = "demo"
+	}
 	return launch(t, cfg)
 }
 
-// launch is startUnready with the API keys cfg names (a random one when
-// none), on a redis-server of the test's own when cfg names no Redis.
+// launch runs the server with cfg as it is (its keys, its seed), on a
+// redis-server of the test's own when cfg names no Redis.
 func launch(t *testing.T, cfg Config) *server {
 	t.Helper()
 	cfg.Addr = "127.0.0.1:0"
@@ -175,7 +190,7 @@ func launch(t *testing.T, cfg Config) *server {
 	s := &server{done: make(chan error, 1), stop: cancel, logs: &proctest.Buffer{}}
 	log := slog.New(slog.NewTextHandler(s.logs, nil))
 	ready := make(chan string, 1)
-	go func() { s.done <- run(ctx, cfg, log, io.Discard, func(addr string) { ready <- addr }) }()
+	go func() { s.done <- run(ctx, cfg, log, func(addr string) { ready <- addr }) }()
 	select {
 	case addr := <-ready:
 		s.base = "http://" + addr
@@ -379,7 +394,7 @@ func TestSeedFile(t *testing.T) {
 	if err := os.WriteFile(good, []byte(`[{"petId":-3,"quantity":1,"status":"sold"},{"petId":10,"quantity":2,"status":"pending"}]`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s := start(t, Config{Framework: "gin", SeedFile: good})
+	s := start(t, Config{Framework: "gin", Seed: good})
 	want := []inventory.Item{{PetID: -3, Quantity: 1, Status: inventory.StatusSold}, {PetID: 10, Quantity: 2, Status: inventory.StatusPending}}
 	if got := s.list(t); !slices.Equal(got, want) {
 		t.Fatalf("GET = %+v, want the seed file's %+v", got, want)
@@ -390,10 +405,12 @@ func TestSeedFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, f := range []string{bad, filepath.Join(dir, "missing.json")} {
-		err := run(t.Context(), Config{Addr: "127.0.0.1:0", Framework: "gin", SeedFile: f, StoreTimeout: time.Second, RedisPrefix: "x"},
-			slog.New(slog.NewTextHandler(io.Discard, nil)), io.Discard, func(string) { t.Errorf("served with seed file %s", f) })
-		if err == nil {
-			t.Errorf("run with seed file %s = nil, want an error", f)
+		err := run(t.Context(), Config{Addr: "127.0.0.1:0", Framework: "gin", Seed: f, StoreTimeout: time.Second, RedisPrefix: "x",
+			RedisURL: "redis://127.0.0.1:1/0", APIKeys: []string{testKey}},
+			slog.New(slog.NewTextHandler(io.Discard, nil)), func(string) { t.Errorf("served with seed file %s", f) })
+		var ce ConfigError
+		if !errors.As(err, &ce) || !strings.Contains(err.Error(), f) {
+			t.Errorf("run with seed file %s = %v, want a ConfigError naming the file", f, err)
 		}
 	}
 }
@@ -448,7 +465,7 @@ func TestInvalidRedisURL(t *testing.T) {
 		"redis://127.0.0.1:26379?master_name=":                   "master_name is empty",
 	} {
 		err := run(t.Context(), Config{Addr: "127.0.0.1:0", Framework: "gin", StoreTimeout: time.Second, RedisPrefix: "x", RedisURL: url, APIKeys: []string{testKey}},
-			slog.New(slog.NewTextHandler(io.Discard, nil)), io.Discard, func(string) { t.Errorf("served with REDIS_URL=%s", url) })
+			slog.New(slog.NewTextHandler(io.Discard, nil)), func(string) { t.Errorf("served with REDIS_URL=%s", url) })
 		if err == nil || strings.Contains(err.Error(), "hunter2") || !strings.Contains(err.Error(), says) || !strings.HasPrefix(err.Error(), "REDIS_URL: ") {
 			t.Errorf("run with REDIS_URL=%s = %v, want an error about REDIS_URL saying %q, without the password", url, err, says)
 		}
@@ -486,7 +503,7 @@ func TestTakenAddressRedisDown(t *testing.T) {
 	go func() {
 		done <- run(t.Context(), Config{Addr: taken.Addr().String(), Framework: "gin", StoreTimeout: 500 * time.Millisecond,
 			RedisPrefix: "x", RedisURL: "redis://" + portBelowEphemeral(t) + "/0", ReplicaAckTimeout: 100 * time.Millisecond, APIKeys: []string{testKey}},
-			slog.New(slog.NewTextHandler(io.Discard, nil)), io.Discard, func(string) { t.Error("served on a taken address") })
+			slog.New(slog.NewTextHandler(io.Discard, nil)), func(string) { t.Error("served on a taken address") })
 	}()
 	select {
 	case err := <-done:

@@ -4,6 +4,8 @@ import (
 	"context"
 	"log/slog"
 	"strings"
+
+	redisstore "github.com/petinventory/petinventory/storage/redis"
 )
 
 // The store (redisstore) logs each configuration fault once, at ERROR,
@@ -15,12 +17,40 @@ import (
 
 // WithSettingNames wraps h so that a record with an "option" attribute
 // also has a "setting" attribute naming the server's settings that set
-// that option (REDIS_URL for "URL", for example). Other records pass
-// unchanged. NewLogger uses it; wrap your own handler with it when you
-// give Run another logger.
-func WithSettingNames(h slog.Handler) slog.Handler { return settingNames{h} }
+// that option (REDIS_URL for "URL", for example), and its message names
+// those settings where the store's names its Go API (Config.LoadTLSFiles
+// becomes INVENTORY_REDIS_CA_FILE for a certificate the client does not
+// trust; "a rediss:// URL" is REDIS_URL's). Other records pass unchanged.
+// NewLogger uses it; wrap your own handler with it when you give Run
+// another logger.
+func WithSettingNames(h slog.Handler) slog.Handler {
+	if sn, ok := h.(settingNames); ok {
+		return sn
+	}
+	return settingNames{h: h}
+}
 
-type settingNames struct{ h slog.Handler }
+// settingNames is WithSettingNames's handler. caFile, when set, is the CA
+// file in use (Config.RedisCAFile, or what stands for the system's trust
+// store), added to a record of a certificate the client does not trust.
+type settingNames struct {
+	h      slog.Handler
+	caFile string
+}
+
+// withCAFile returns h's settingNames (wrapping it when it is not one)
+// that names caFile in a tls-verify fault: the store's logger in Run.
+func withCAFile(h slog.Handler, caFile string) slog.Handler {
+	sn, ok := h.(settingNames)
+	if !ok {
+		sn = settingNames{h: h}
+	}
+	if caFile == "" {
+		caFile = "none: the system's trust store"
+	}
+	sn.caFile = caFile
+	return sn
+}
 
 func (s settingNames) Enabled(ctx context.Context, l slog.Level) bool { return s.h.Enabled(ctx, l) }
 
@@ -36,11 +66,42 @@ func (s settingNames) Handle(ctx context.Context, r slog.Record) error {
 		return true
 	})
 	names := settingsFor(option, kind)
-	if names != "" {
-		r = r.Clone()
-		r.AddAttrs(slog.String("setting", names))
+	if names == "" {
+		return s.h.Handle(ctx, r)
 	}
-	return s.h.Handle(ctx, r)
+	out := slog.NewRecord(r.Time, r.Level, inSettingNames(r.Message, kind), r.PC)
+	r.Attrs(func(a slog.Attr) bool { out.AddAttrs(a); return true })
+	out.AddAttrs(slog.String("setting", names))
+	if kind == redisstore.FaultTLSVerify && s.caFile != "" {
+		out.AddAttrs(slog.String("ca_file", s.caFile))
+	}
+	return s.h.Handle(ctx, out)
+}
+
+// inSettingNames is msg, a fault's text, naming the server's settings
+// where it names the store's Go API: each option of the settings table
+// (Config.LoadTLSFiles, Config.UsePasswordFile, WithEvictionAllowed)
+// becomes the settings that feed it and fix a fault of kind, and a
+// redis:// or rediss:// URL is REDIS_URL's.
+func inSettingNames(msg, kind string) string {
+	done := map[string]bool{"URL": true}
+	for _, s := range settings {
+		if s.option == "" || done[s.option] || !strings.Contains(msg, s.option) {
+			continue
+		}
+		done[s.option] = true
+		var names []string
+		for _, o := range settings {
+			if o.option == s.option && tlsFileFixes(o.env, kind) {
+				names = append(names, o.name())
+			}
+		}
+		msg = strings.ReplaceAll(msg, s.option, strings.Join(names, " and "))
+	}
+	for _, scheme := range []string{"rediss://", "redis://"} {
+		msg = strings.ReplaceAll(msg, "a "+scheme+" URL", "a "+scheme+" REDIS_URL")
+	}
+	return msg
 }
 
 func (s settingNames) WithAttrs(as []slog.Attr) slog.Handler {
@@ -50,10 +111,12 @@ func (s settingNames) WithAttrs(as []slog.Attr) slog.Handler {
 			break
 		}
 	}
-	return settingNames{s.h.WithAttrs(as)}
+	return settingNames{s.h.WithAttrs(as), s.caFile}
 }
 
-func (s settingNames) WithGroup(name string) slog.Handler { return settingNames{s.h.WithGroup(name)} }
+func (s settingNames) WithGroup(name string) slog.Handler {
+	return settingNames{s.h.WithGroup(name), s.caFile}
+}
 
 // settingsFor names the settings that feed option, comma-separated: the
 // environment variable, and the flag too when there is one. It is empty
@@ -83,16 +146,16 @@ func settingsFor(option, kind string) string {
 // the URL (redis://), but the TLS files turn TLS on as rediss:// does, so
 // they are named too.
 func tlsOnFixes(option, kind string) bool {
-	return kind == "tls-to-plain-port" && option == "Config.LoadTLSFiles"
+	return kind == redisstore.FaultTLSToPlainPort && option == "Config.LoadTLSFiles"
 }
 
 // tlsFileFixes reports whether the setting env may fix a fault of kind:
 // every setting does, except the TLS files that the kind does not concern.
 func tlsFileFixes(env, kind string) bool {
 	switch kind {
-	case "tls-verify":
+	case redisstore.FaultTLSVerify, redisstore.FaultPlainToTLSPort:
 		return env != "INVENTORY_REDIS_CERT_FILE" && env != "INVENTORY_REDIS_KEY_FILE"
-	case "tls-client-certificate":
+	case redisstore.FaultTLSClientCertificate:
 		return env != "INVENTORY_REDIS_CA_FILE"
 	}
 	return true

@@ -7,9 +7,10 @@ import (
 	"io"
 	"reflect"
 	"strconv"
-	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/petinventory/petinventory/server/apikeys"
 )
 
 // setting is one row of the settings table: the flags, the environment
@@ -38,8 +39,9 @@ var settings = []setting{
 		set: func(c *Config, v string) error { c.Addr = v; return nil }},
 	{flag: "framework", env: "INVENTORY_FRAMEWORK", field: "Framework", def: "gin", doc: "HTTP framework: gin or fiber",
 		set: func(c *Config, v string) error { c.Framework = v; return nil }},
-	{flag: "seed", field: "SeedFile", show: "the demo inventory", doc: "JSON array of items to seed an empty store with",
-		set: func(c *Config, v string) error { c.SeedFile = v; return nil }},
+	{flag: "seed", env: "INVENTORY_SEED", field: "Seed", show: "nothing",
+		doc: "what an empty store is seeded with: a JSON array of items (a file), or demo for the 12 demo pets; unset, nothing (an empty store is served empty)",
+		set: func(c *Config, v string) error { c.Seed = v; return nil }},
 	{flag: "store-timeout", env: "INVENTORY_STORE_TIMEOUT", field: "StoreTimeout", def: "2s",
 		doc: "deadline of each store call; past it the client gets 503", set: durationSetter(func(c *Config) *time.Duration { return &c.StoreTimeout })},
 	{flag: "max-staleness", env: "INVENTORY_MAX_STALENESS", field: "MaxStaleness", def: "0s",
@@ -84,23 +86,19 @@ var settings = []setting{
 	{env: "INVENTORY_REDIS_PASSWORD_FILE", field: "RedisPasswordFile", option: "Config.UsePasswordFile", show: "the password of REDIS_URL, if any",
 		doc: "file holding the Redis password, read for every new connection (rotation without a restart)",
 		set: func(c *Config, v string) error { c.RedisPasswordFile = v; return nil }},
-	{env: "INVENTORY_API_KEYS", field: "APIKeys", secret: true, show: "a random key, generated and printed once",
-		doc: "comma-separated API keys",
+	{env: "INVENTORY_API_KEYS", field: "APIKeys", secret: true, show: "none: this or the file is required",
+		doc: "comma-separated API keys (make one with: openssl rand -hex 32)",
 		set: func(c *Config, v string) error {
-			c.APIKeys = nil
-			for _, k := range strings.Split(v, ",") {
-				if k = strings.TrimSpace(k); k != "" {
-					c.APIKeys = append(c.APIKeys, k)
-				}
-			}
-			if len(c.APIKeys) == 0 {
-				return errors.New("holds no key")
-			}
-			return nil
+			keys, err := apikeys.ParseList(v)
+			c.APIKeys = keys
+			return err
 		}},
-	{env: "INVENTORY_API_KEYS_FILE", field: "APIKeysFile", show: "none",
+	{env: "INVENTORY_API_KEYS_FILE", field: "APIKeysFile", show: "none: this or the keys are required",
 		doc: "file with one API key per line (# comments), re-read when it changes",
 		set: func(c *Config, v string) error { c.APIKeysFile = v; return nil }},
+	{flag: "metrics-addr", env: "INVENTORY_METRICS_ADDR", field: "MetricsAddr", show: "the API's address",
+		doc: "serve GET /metrics on this address of its own (plain HTTP) instead of the API's",
+		set: func(c *Config, v string) error { c.MetricsAddr = v; return nil }},
 	{env: "OTEL_EXPORTER_OTLP_ENDPOINT", field: "OTLPEndpoint", show: "no tracing",
 		doc: "export traces over OTLP/HTTP to this base URL (the other OTEL_EXPORTER_OTLP_* variables apply)",
 		set: func(c *Config, v string) error { c.OTLPEndpoint = v; return nil }},
@@ -159,23 +157,23 @@ func (f flagValue) String() string {
 
 func (f flagValue) Set(v string) error { return f.s.set(f.cfg, v) }
 
-// IsBoolFlag lets a boolean setting be given as -name alone.
-func (f flagValue) IsBoolFlag() bool { return f.s.field == "AllowEviction" }
+// IsBoolFlag lets a setting of a boolean field be given as -name alone.
+func (f flagValue) IsBoolFlag() bool {
+	field, _ := reflect.TypeFor[Config]().FieldByName(f.s.field)
+	return field.Type.Kind() == reflect.Bool
+}
+
+// ErrVersion is Parse's error for -version: the command prints
+// BuildInfo and exits 0 (ExitStatus returns ExitOK for it).
+var ErrVersion = errors.New("-version asked for")
 
 // Parse reads the settings: each one's default, then its environment
 // variable (through getenv) when set, then its flag in args (the command
 // line without the program's name), which wins. -h writes the table to
-// usage and returns flag.ErrHelp; any other error is a ConfigError naming
-// the setting.
+// usage and returns flag.ErrHelp; -version returns ErrVersion; any other
+// error is a ConfigError naming the setting.
 func Parse(name string, args []string, getenv func(string) string, usage io.Writer) (Config, error) {
-	var cfg Config
-	for _, s := range settings {
-		if s.def != "" {
-			if err := s.set(&cfg, s.def); err != nil {
-				panic("server: the default of " + s.name() + ": " + err.Error())
-			}
-		}
-	}
+	cfg := Config{}.withDefaults()
 	for _, s := range settings {
 		if s.env == "" {
 			continue
@@ -196,12 +194,16 @@ func Parse(name string, args []string, getenv func(string) string, usage io.Writ
 			fs.Var(flagValue{s, &cfg}, s.flag, s.doc)
 		}
 	}
+	version := fs.Bool("version", false, "print the version, VCS revision and Go version, and exit")
 	fs.Usage = func() { writeUsage(fs.Output(), name) }
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return Config{}, err
 		}
 		return Config{}, badConfig(err)
+	}
+	if *version {
+		return Config{}, ErrVersion
 	}
 	if fs.NArg() > 0 {
 		return Config{}, badConfig(fmt.Errorf("unexpected argument %q; settings are flags and environment variables (-h lists them)", fs.Arg(0)))
@@ -228,12 +230,17 @@ func writeUsage(w io.Writer, name string) {
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", fl, env, s.defaultText(), s.doc)
 	}
 	_ = tw.Flush()
+	fmt.Fprint(w, "\n  -version: print the version, VCS revision and Go version, and exit.\n")
 	fmt.Fprint(w, exitStatusText)
 }
 
 // exitStatusText ends -h.
 const exitStatusText = `
-Exit status: 0 after a graceful shutdown (SIGINT, SIGTERM) or -h; 2 when the
-settings are wrong (a flag, an environment variable, REDIS_URL, a file they
-name); 1 when serving fails (the address is taken, for example).
+REDIS_URL and an API key (INVENTORY_API_KEYS or INVENTORY_API_KEYS_FILE;
+make one with: openssl rand -hex 32) are required: without them the server
+does not start. Nothing is seeded unless -seed says what.
+
+Exit status: 0 after a graceful shutdown (SIGINT, SIGTERM), -h or -version;
+2 when the settings are wrong (a flag, an environment variable, REDIS_URL,
+no API key, a file they name); 1 when serving fails (the address is taken).
 `

@@ -139,6 +139,7 @@ func newTelemetryWith(client redis.UniversalClient, store *redisstore.Store, tp 
 	reg := prometheus.NewRegistry()
 	prom := newPromObserver()
 	for _, c := range []prometheus.Collector{
+		buildInfoGauge(BuildInfo()),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		prom.requests, prom.requestDuration, prom.storeDuration,
@@ -185,10 +186,10 @@ func (t *telemetry) shutdown(ctx context.Context) error {
 // few seconds.
 func traced(path string) bool { return strings.HasPrefix(path, "/v1/") }
 
-// mountGin adds the server-span middleware (tracing on) and GET /metrics;
-// call it before the routes are added, so that the middleware runs for
-// them.
-func (t *telemetry) mountGin(engine *gin.Engine) {
+// mountGin adds the server-span middleware (tracing on) and, withMetrics,
+// GET /metrics; call it before the routes are added, so that the
+// middleware runs for them.
+func (t *telemetry) mountGin(engine *gin.Engine, withMetrics bool) {
 	if t.tracer != nil {
 		engine.Use(otelgin.Middleware(serviceName,
 			otelgin.WithTracerProvider(t.tracer),
@@ -196,11 +197,13 @@ func (t *telemetry) mountGin(engine *gin.Engine) {
 			otelgin.WithMeterProvider(metricnoop.NewMeterProvider()),
 			otelgin.WithFilter(func(r *http.Request) bool { return traced(r.URL.Path) })))
 	}
-	engine.GET("/metrics", gin.WrapH(t.metrics))
+	if withMetrics {
+		engine.GET("/metrics", gin.WrapH(t.metrics))
+	}
 }
 
 // mountFiber is mountGin for Fiber.
-func (t *telemetry) mountFiber(app *fiber.App) {
+func (t *telemetry) mountFiber(app *fiber.App, withMetrics bool) {
 	if t.tracer != nil {
 		app.Use(otelfiber.Middleware(
 			otelfiber.WithTracerProvider(t.tracer),
@@ -209,12 +212,22 @@ func (t *telemetry) mountFiber(app *fiber.App) {
 			otelfiber.WithNext(func(c *fiber.Ctx) bool { return !traced(c.Path()) })))
 		app.Use(dropUnreadBody)
 	}
-	app.Get("/metrics", adaptor.HTTPHandler(t.metrics))
+	if withMetrics {
+		app.Get("/metrics", adaptor.HTTPHandler(t.metrics))
+	}
+}
+
+// metricsMux serves GET /metrics alone, for the metrics' own address
+// (Config.MetricsAddr).
+func (t *telemetry) metricsMux() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", t.metrics)
+	return mux
 }
 
 // dropUnreadBody runs inside otelfiber. After the handlers, otelfiber
 // measures the request size with Request.Body(), which on a streamed body
-// (demo.FiberConfig sets StreamRequestBody) reads all of what the client
+// (newFiberApp sets StreamRequestBody) reads all of what the client
 // is still sending into memory, however large: the very thing the
 // inventory adapter's bounded drain avoids. Closing the stream first makes
 // that a no-op; the adapter has already drained what it will, and asked
@@ -225,6 +238,18 @@ func dropUnreadBody(c *fiber.Ctx) error {
 		c.Request().ResetBody()
 	}
 	return err
+}
+
+// buildInfoGauge is inventory_build_info{version, revision, goversion} 1,
+// the Prometheus convention for what a process is: a query joins it on
+// instance, and a rollout shows as the labels changing.
+func buildInfoGauge(b Build) prometheus.Collector {
+	g := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "inventory_build_info",
+		Help: "The build of the inventory server: its module version, VCS revision and Go version (the value is always 1).",
+	}, []string{"version", "revision", "goversion"})
+	g.WithLabelValues(b.Version, b.Revision, b.GoVersion).Set(1)
+	return g
 }
 
 // observers calls each of its Observers in turn.

@@ -80,7 +80,7 @@ func newObserved(t *testing.T, framework string, traced bool) *observed {
 	case "gin":
 		gin.SetMode(gin.ReleaseMode)
 		engine := gin.New()
-		o.tel.mountGin(engine)
+		o.tel.mountGin(engine, true)
 		if err := inventorygin.Register(engine.Group("/v1"), api); err != nil {
 			t.Fatal(err)
 		}
@@ -90,8 +90,8 @@ func newObserved(t *testing.T, framework string, traced bool) *observed {
 			return w.Code, w.Body.String()
 		}
 	case "fiber":
-		app := fiber.New(FiberConfig())
-		o.tel.mountFiber(app)
+		app := newFiberApp()
+		o.tel.mountFiber(app, true)
 		if err := inventoryfiber.Register(app.Group("/v1"), api); err != nil {
 			t.Fatal(err)
 		}
@@ -485,7 +485,7 @@ func TestMetricsWatchCounters(t *testing.T) {
 	}
 	gin.SetMode(gin.ReleaseMode)
 	engine := gin.New()
-	tel.mountGin(engine)
+	tel.mountGin(engine, true)
 	if err := inventorygin.Register(engine.Group("/v1"), api); err != nil {
 		t.Fatal(err)
 	}

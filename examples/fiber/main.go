@@ -37,7 +37,7 @@ func run(addr string, log *slog.Logger) error {
 	ctx, stop := demo.SignalContext()
 	defer stop()
 
-	keys, _, err := demo.APIKeys(os.Stderr)
+	keys, err := demo.EnvAPIKeys(os.Stderr)
 	if err != nil {
 		return err
 	}
@@ -51,7 +51,7 @@ func run(addr string, log *slog.Logger) error {
 	}
 
 	// The host application: its own middleware and routes...
-	app := fiber.New(demo.FiberConfig())
+	app := demo.NewFiberApp()
 	app.Use(requestLogger(log))
 	app.Get("/healthz", func(c *fiber.Ctx) error { return c.SendString("ok\n") })
 	app.Get("/openapi.yaml", func(c *fiber.Ctx) error {

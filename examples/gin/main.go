@@ -37,7 +37,7 @@ func run(addr string, log *slog.Logger) error {
 	ctx, stop := demo.SignalContext()
 	defer stop()
 
-	keys, _, err := demo.APIKeys(os.Stderr)
+	keys, err := demo.EnvAPIKeys(os.Stderr)
 	if err != nil {
 		return err
 	}

@@ -15,7 +15,11 @@
 //	REDIS_URL='redis://10.0.0.1:26379?master_name=shop&addr=10.0.0.2:26379' …  # Sentinel
 //
 // The settings (-h lists them) and exit statuses are the server's:
-// docs/OPERATING.md.
+// docs/OPERATING.md. Two defaults differ, for a first try: with no API key
+// (INVENTORY_API_KEYS, INVENTORY_API_KEYS_FILE) it generates one and
+// prints it once, which inventory-server never does, and with no -seed it
+// seeds an empty store with the demo inventory (-seed demo), where
+// inventory-server seeds nothing.
 package main
 
 import (
@@ -28,6 +32,7 @@ import (
 	"syscall"
 
 	"github.com/alicebob/miniredis/v2"
+	"github.com/petinventory/petinventory/examples/internal/demo"
 	"github.com/petinventory/petinventory/server"
 	redisstore "github.com/petinventory/petinventory/storage/redis"
 	"github.com/redis/go-redis/v9"
@@ -36,6 +41,9 @@ import (
 func main() {
 	log := server.NewLogger(os.Stderr)
 	cfg, err := server.Parse("redis", os.Args[1:], os.Getenv, os.Stderr)
+	if errors.Is(err, server.ErrVersion) {
+		fmt.Println(server.BuildInfo())
+	}
 	if err == nil {
 		err = run(cfg, log)
 	}
@@ -43,8 +51,19 @@ func main() {
 }
 
 // run serves with cfg until SIGINT or SIGTERM, on an embedded Redis when
-// cfg names none.
+// cfg names none, with a generated key when cfg has none, and the demo
+// inventory as the seed when cfg names none.
 func run(cfg server.Config, log *slog.Logger) error {
+	keys, generated, err := demo.APIKeys(cfg.APIKeys, cfg.APIKeysFile, os.Stderr)
+	if err != nil {
+		return server.ConfigError{Err: err}
+	}
+	if generated {
+		cfg.APIKeys = keys
+	}
+	if cfg.Seed == "" {
+		cfg.Seed = "demo"
+	}
 	if cfg.RedisURL == "" {
 		if cfg.RedisCAFile != "" || cfg.RedisCertFile != "" || cfg.RedisPasswordFile != "" {
 			return server.ConfigError{Err: errors.New("INVENTORY_REDIS_CA_FILE, INVENTORY_REDIS_CERT_FILE and INVENTORY_REDIS_PASSWORD_FILE apply to the Redis of REDIS_URL, which is not set")}

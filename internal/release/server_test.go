@@ -61,7 +61,7 @@ func installedServer(t *testing.T, repo *Repo, tmp string, env []string, conform
 
 	addr := freeAddr(t)
 	key := randomKey(t)
-	cmd = exec.Command(bin, "-addr", addr, "-redis-prefix", "release-"+randomKey(t))
+	cmd = exec.Command(bin, "-addr", addr, "-redis-prefix", "release-"+randomKey(t), "-seed", "demo")
 	cmd.Env = append(os.Environ(), "INVENTORY_API_KEYS="+key, "INVENTORY_API_KEYS_FILE=")
 	var logs lockedBuffer
 	cmd.Stdout, cmd.Stderr = &logs, &logs

@@ -1,9 +1,15 @@
 #!/usr/bin/env bash
 # Builds the OCI image of inventory-server and prints its name and size:
 #
-#   scripts/release/image.sh v0.1.0                    # image petinventory/inventory-server:v0.1.0
+#   scripts/release/image.sh v0.1.0                    # image petinventory/inventory-server:v0.1.0, from the tag's tree
 #   IMAGE=registry.example/inventory-server scripts/release/image.sh v0.1.0
 #   PKG=./examples/redis scripts/release/image.sh dev  # another main package (the demo server)
+#
+# A release version (vX.Y.Z[-pre]) is built from the tree of its tag
+# (server/vX.Y.Z, else vX.Y.Z), never from the working tree, and a dirty
+# working tree is refused: the label, the binary's -version and the tag
+# then agree. Any other name (dev, ci-…) builds the working tree, its
+# revision marked -dirty when it has changes.
 #
 # Nothing is pulled from a registry: the binary is built here, static
 # (CGO_ENABLED=0), with -trimpath and stripped (-s -w), and copied into
@@ -48,15 +54,33 @@ engine=("$ENGINE")
 
 [[ -s $cabundle ]] || { echo "image.sh: no CA bundle at $cabundle (apt-get install ca-certificates, or set CA_BUNDLE)" >&2; exit 1; }
 
-ctx=$(mktemp -d)
-trap 'rm -rf "$ctx"' EXIT
+ctx=$(mktemp -d)     # the image's build context
+tree=$(mktemp -d)    # a release's tree, from its tag
+trap 'rm -rf "$ctx" "$tree"' EXIT
 
-revision=$(git rev-parse HEAD 2>/dev/null || echo unknown)
-# main.version is set when the command declares it; the linker ignores -X
-# for a variable that does not exist.
-CGO_ENABLED=0 go build -tags nomsgpack -trimpath \
-  -ldflags "-s -w -X main.version=$tag" \
-  -o "$ctx/inventory-server" "$pkg"
+src=.
+if [[ $tag =~ ^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$ ]]; then
+  if [[ -n $(git status --porcelain) ]]; then
+    echo "image.sh: the working tree has changes; a release image ($tag) is built from its tag alone: commit or stash them first" >&2
+    git status --short >&2
+    exit 1
+  fi
+  revision=
+  for ref in "server/$tag" "$tag"; do
+    revision=$(git rev-parse --verify --quiet "refs/tags/$ref^{commit}") && break
+  done
+  [[ -n $revision ]] || { echo "image.sh: no tag server/$tag or $tag: tag the release first (a release image is built from its tag's tree)" >&2; exit 1; }
+  src=$tree
+  git archive "$revision" | tar -x -C "$src"
+else
+  revision=$(git rev-parse HEAD 2>/dev/null || echo unknown)
+  [[ $revision == unknown || -z $(git status --porcelain) ]] || revision+=-dirty
+fi
+# Package server's version and revision: what -version, the first log line
+# and inventory_build_info show.
+(cd "$src" && CGO_ENABLED=0 go build -tags nomsgpack -trimpath \
+  -ldflags "-s -w -X github.com/petinventory/petinventory/server.version=$tag -X github.com/petinventory/petinventory/server.revision=$revision" \
+  -o "$ctx/inventory-server" "$pkg")
 cp "$cabundle" "$ctx/ca-certificates.crt"
 printf 'root:x:0:0:root:/:/sbin/nologin\nnonroot:x:65532:65532:nonroot:/:/sbin/nologin\n' >"$ctx/passwd"
 printf 'root:x:0:\nnonroot:x:65532:\n' >"$ctx/group"

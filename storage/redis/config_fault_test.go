@@ -126,9 +126,9 @@ func TestConfigFaultsTLS(t *testing.T) {
 		fix          string
 		kind, option string
 	}{
-		{"unknown CA", "rediss://" + tlsNode.Addr() + "/0", nil, "give the CA that signed it to Config.LoadTLSFiles", faultTLSVerify, "Config.LoadTLSFiles"},
-		{"plain to a TLS port", "redis://" + tlsNode.Addr() + "/0", nil, "use a rediss:// URL", faultPlainToTLS, "URL"},
-		{"TLS to a plain port", "rediss://" + plain.Addr() + "/0", files, "use a redis:// URL without Config.LoadTLSFiles", faultTLSToPlain, "URL"},
+		{"unknown CA", "rediss://" + tlsNode.Addr() + "/0", nil, "give the CA that signed it to Config.LoadTLSFiles", FaultTLSVerify, "Config.LoadTLSFiles"},
+		{"plain to a TLS port", "redis://" + tlsNode.Addr() + "/0", nil, "use a rediss:// URL", FaultPlainToTLSPort, "URL"},
+		{"TLS to a plain port", "rediss://" + plain.Addr() + "/0", files, "use a redis:// URL without Config.LoadTLSFiles", FaultTLSToPlainPort, "URL"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, buf := faultStore(t, tc.url, tc.files)
@@ -419,9 +419,9 @@ func TestClassifyKinds(t *testing.T) {
 		{"eviction", single, &evictionFault{policy: "allkeys-lru"}, faultEviction, "WithEvictionAllowed", "", ""},
 		{"password file", single, &passwordFileError{path: "/pw"}, faultPassword, "Config.UsePasswordFile", "", "/pw"},
 		{"master name", single, fmt.Errorf("redis: all sentinels specified in configuration are unreachable: %w", redis.Nil), faultMasterName, "URL", "", ""},
-		{"unknown CA", single, fmt.Errorf("dial: %w", x509.UnknownAuthorityError{}), faultTLSVerify, "Config.LoadTLSFiles", "", ""},
-		{"client certificate", single, errors.New("remote error: tls: certificate required"), faultClientCert, "Config.LoadTLSFiles", "", ""},
-		{"TLS to plain", single, tls.RecordHeaderError{Msg: "first record does not look like a TLS handshake"}, faultTLSToPlain, "URL", "", ""},
+		{"unknown CA", single, fmt.Errorf("dial: %w", x509.UnknownAuthorityError{}), FaultTLSVerify, "Config.LoadTLSFiles", "", ""},
+		{"client certificate", single, errors.New("remote error: tls: certificate required"), FaultTLSClientCertificate, "Config.LoadTLSFiles", "", ""},
+		{"TLS to plain", single, tls.RecordHeaderError{Msg: "first record does not look like a TLS handshake"}, FaultTLSToPlainPort, "URL", "", ""},
 		{"wrong password", single, replyErr("WRONGPASS invalid username-password pair"), faultCredentials, "URL", "", ""},
 		{"wrong password in a file", withFile, replyErr("WRONGPASS invalid username-password pair"), faultCredentials, "Config.UsePasswordFile", "", "/run/secrets/pw"},
 		{"no password", single, replyErr("NOAUTH Authentication required."), faultCredentials, "URL", "", ""},

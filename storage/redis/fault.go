@@ -64,12 +64,18 @@ const (
 	optionEviction     = "WithEvictionAllowed"
 )
 
-// The kinds of configuration fault (ConfigFault.Kind).
+// The kinds of configuration fault (ConfigFault.Kind) that a program
+// mapping Option to its own settings may need to tell apart: which TLS
+// file fixes the fault.
 const (
-	faultTLSVerify   = "tls-verify"
-	faultClientCert  = "tls-client-certificate"
-	faultTLSToPlain  = "tls-to-plain-port"
-	faultPlainToTLS  = "plain-to-tls-port"
+	FaultTLSVerify            = "tls-verify"             // the client does not trust the server's certificate: the CA
+	FaultTLSClientCertificate = "tls-client-certificate" // the server wants a client certificate: the certificate and key
+	FaultTLSToPlainPort       = "tls-to-plain-port"      // TLS spoken to a plain port: the URL, or TLS files that turn TLS on
+	FaultPlainToTLSPort       = "plain-to-tls-port"      // plain text spoken to a TLS port: the URL (rediss://), and the CA
+)
+
+// The other kinds of configuration fault (ConfigFault.Kind).
+const (
 	faultCredentials = "credentials"
 	faultACL         = "acl"
 	faultMasterName  = "master-name"
@@ -162,7 +168,7 @@ func tlsVerifyRule(_ *Store, err error) *ConfigFault {
 	if !errors.As(err, &cve) && !errors.As(err, &ua) && !errors.As(err, &he) && !errors.As(err, &ci) {
 		return nil
 	}
-	return &ConfigFault{Kind: faultTLSVerify, Option: optionTLSFiles,
+	return &ConfigFault{Kind: FaultTLSVerify, Option: optionTLSFiles,
 		Fix: "TLS: the client does not trust the Redis server's certificate; give the CA that signed it to Config.LoadTLSFiles, and check that the URL's host is a name the certificate holds"}
 }
 
@@ -174,7 +180,7 @@ func clientCertRule(_ *Store, err error) *ConfigFault {
 	msg := err.Error()
 	for _, alert := range []string{"tls: certificate required", "tls: bad certificate", "tls: unknown certificate authority"} {
 		if strings.Contains(msg, "remote error: "+alert) {
-			return &ConfigFault{Kind: faultClientCert, Option: optionTLSFiles,
+			return &ConfigFault{Kind: FaultTLSClientCertificate, Option: optionTLSFiles,
 				Fix: "TLS: the Redis server asks for a client certificate (mutual TLS, tls-auth-clients) and got none, or none it trusts; give the certificate and its key to Config.LoadTLSFiles, signed by a CA the server trusts (its tls-ca-cert-file)"}
 		}
 	}
@@ -186,7 +192,7 @@ func tlsToPlainRule(_ *Store, err error) *ConfigFault {
 	if !errors.As(err, &rh) {
 		return nil
 	}
-	return &ConfigFault{Kind: faultTLSToPlain, Option: optionURL, Fix: tlsToPlainFix("the server")}
+	return &ConfigFault{Kind: FaultTLSToPlainPort, Option: optionURL, Fix: tlsToPlainFix("the server")}
 }
 
 // tlsToPlainFix is the fix of a client speaking TLS to server, which
@@ -202,9 +208,9 @@ func otherProtocolRule(s *Store, err error) *ConfigFault {
 		return nil
 	}
 	if s.info.tls {
-		return &ConfigFault{Kind: faultTLSToPlain, Option: optionURL, Fix: fix}
+		return &ConfigFault{Kind: FaultTLSToPlainPort, Option: optionURL, Fix: fix}
 	}
-	return &ConfigFault{Kind: faultPlainToTLS, Option: optionURL, Fix: fix}
+	return &ConfigFault{Kind: FaultPlainToTLSPort, Option: optionURL, Fix: fix}
 }
 
 // replyRules tell the configuration faults that Redis replies with: the

@@ -80,7 +80,7 @@ func TestLoadTLSFilesMutual(t *testing.T) {
 	if !errors.Is(err, ErrMisconfigured) || !strings.Contains(err.Error(), "give the certificate and its key to Config.LoadTLSFiles") {
 		t.Errorf("write without the client certificate: %v, want ErrMisconfigured naming Config.LoadTLSFiles", err)
 	}
-	wantFault(t, err, faultClientCert, "Config.LoadTLSFiles")
+	wantFault(t, err, FaultTLSClientCertificate, "Config.LoadTLSFiles")
 	if err := noCert.Ready(ctx); !errors.Is(err, ErrMisconfigured) || !strings.Contains(err.Error(), "client certificate") {
 		t.Errorf("Ready without the client certificate: %v, want ErrMisconfigured saying a client certificate is needed", err)
 	}

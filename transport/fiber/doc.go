@@ -35,4 +35,10 @@
 // request_timeout within the API's body timeout:
 //
 //	if err := inventoryfiber.ServeOtherMethods(app, api, "/v1"); err != nil { ... }
+//
+// fasthttp answers a request head it cannot parse (a control byte in a
+// header value, a bad request line) through Fiber's ErrorHandler with an
+// error that quotes the raw head, the Authorization header included, and
+// Fiber's default ErrorHandler sends that text back: give the app
+// ErrorHandler, which answers the status text alone.
 package inventoryfiber

@@ -3,40 +3,24 @@ package demo
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/petinventory/petinventory/server/apikeys"
 )
 
-// APIKeys returns the keys the example serves with, from the first of:
-//   - INVENTORY_API_KEYS: comma-separated keys;
-//   - INVENTORY_API_KEYS_FILE: a file with one key per line (blank lines and
-//     lines starting with # are skipped), for secrets mounted as files;
-//   - a random key, generated now and written once to w, so that a first
-//     run works without setup and the API is never served open.
-//
-// Setting both variables is an error: which one wins would be a guess.
-// generated reports whether the key was generated.
-func APIKeys(w io.Writer) (keys []string, generated bool, err error) {
-	list, file := os.Getenv("INVENTORY_API_KEYS"), os.Getenv("INVENTORY_API_KEYS_FILE")
-	switch {
-	case list != "" && file != "":
-		return nil, false, fmt.Errorf("both INVENTORY_API_KEYS and INVENTORY_API_KEYS_FILE are set; set one")
-	case list != "":
-		for _, k := range strings.Split(list, ",") {
-			if k = strings.TrimSpace(k); k != "" {
-				keys = append(keys, k)
-			}
-		}
-		if len(keys) == 0 {
-			return nil, false, fmt.Errorf("INVENTORY_API_KEYS holds no key")
-		}
-		return keys, false, nil
-	case file != "":
-		keys, err = readKeyFile(file)
+// APIKeys returns the keys an example serves with: the server's own
+// resolution (apikeys.Load) of keys (INVENTORY_API_KEYS) and file
+// (INVENTORY_API_KEYS_FILE), or, where the server refuses to start
+// (apikeys.ErrNoKeys), a random key, generated now and written once to w,
+// so that a first run works without setup and the API is never served
+// open. Only the examples generate a key. generated reports whether it
+// did.
+func APIKeys(keys []string, file string, w io.Writer) (_ []string, generated bool, err error) {
+	keys, err = apikeys.Load(keys, file)
+	if !errors.Is(err, apikeys.ErrNoKeys) {
 		return keys, false, err
 	}
 	b := make([]byte, 24)
@@ -48,10 +32,16 @@ func APIKeys(w io.Writer) (keys []string, generated bool, err error) {
 	return []string{key}, true, nil
 }
 
-func readKeyFile(path string) ([]string, error) {
-	keys, err := apikeys.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("INVENTORY_API_KEYS_FILE: %w", err)
+// EnvAPIKeys is APIKeys of the environment: INVENTORY_API_KEYS (parsed
+// as the server does, apikeys.ParseList) and INVENTORY_API_KEYS_FILE.
+func EnvAPIKeys(w io.Writer) ([]string, error) {
+	var keys []string
+	if list := os.Getenv("INVENTORY_API_KEYS"); list != "" {
+		var err error
+		if keys, err = apikeys.ParseList(list); err != nil {
+			return nil, fmt.Errorf("INVENTORY_API_KEYS: %w", err)
+		}
 	}
-	return keys, nil
+	keys, _, err := APIKeys(keys, os.Getenv("INVENTORY_API_KEYS_FILE"), w)
+	return keys, err
 }

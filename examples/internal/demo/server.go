@@ -2,15 +2,17 @@ package demo
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/petinventory/petinventory/server"
+	inventoryfiber "github.com/petinventory/petinventory/transport/fiber"
 )
 
 // Logger is the examples' structured logger: text lines on stderr.
@@ -30,18 +32,80 @@ func Listen(addr string) (net.Listener, error) {
 	return net.Listen("tcp", addr)
 }
 
+// The examples' timeouts, those of inventory-server: a slow or stalled
+// client (slowloris) cannot hold a connection longer, and a shutdown
+// waits at most shutdownGrace for in-flight requests.
+const (
+	readHeaderTimeout = 5 * time.Second
+	readTimeout       = 10 * time.Second
+	writeTimeout      = 15 * time.Second
+	idleTimeout       = 60 * time.Second
+	shutdownGrace     = 10 * time.Second
+	maxHeaderBytes    = 64 << 10
+)
+
 // ServeHTTP serves h on ln with production timeouts until ctx is done, then
-// shuts down gracefully: the server's own (server.ServeHTTP).
+// shuts down gracefully: it stops accepting, lets in-flight requests
+// finish (up to 10 s) and returns nil.
 func ServeHTTP(ctx context.Context, log *slog.Logger, ln net.Listener, h http.Handler) error {
-	return server.ServeHTTP(ctx, log, ln, h)
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       readTimeout,
+		WriteTimeout:      writeTimeout,
+		IdleTimeout:       idleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	return serveUntil(ctx, log, func() error {
+		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+		return nil
+	}, srv.Shutdown)
 }
 
-// FiberConfig is a fiber.Config with the same timeouts as ServeHTTP
-// (server.FiberConfig).
-func FiberConfig() fiber.Config { return server.FiberConfig() }
+// NewFiberApp is a Fiber app as docs/EMBEDDING.md's recipe makes it, with
+// the timeouts of ServeHTTP: bodies streamed to the API, multipart bodies
+// left to it, and no answer that repeats the request's bytes
+// (inventoryfiber.ErrorHandler, SecureErrorLogMessage).
+func NewFiberApp() *fiber.App {
+	app := fiber.New(fiber.Config{
+		ReadTimeout:                  readTimeout,
+		WriteTimeout:                 writeTimeout,
+		IdleTimeout:                  idleTimeout,
+		ReadBufferSize:               maxHeaderBytes,
+		BodyLimit:                    1 << 20,
+		StreamRequestBody:            true,
+		DisablePreParseMultipartForm: true,
+		DisableStartupMessage:        true,
+		ErrorHandler:                 inventoryfiber.ErrorHandler,
+	})
+	app.Server().SecureErrorLogMessage = true
+	return app
+}
 
 // ServeFiber serves app on ln until ctx is done, then shuts down gracefully
-// as ServeHTTP does (server.ServeFiber).
+// as ServeHTTP does.
 func ServeFiber(ctx context.Context, log *slog.Logger, ln net.Listener, app *fiber.App) error {
-	return server.ServeFiber(ctx, log, ln, app)
+	return serveUntil(ctx, log, func() error { return app.Listener(ln) }, app.ShutdownWithContext)
+}
+
+// serveUntil runs serve until ctx is done, then calls shutdown with
+// shutdownGrace to finish in-flight requests.
+func serveUntil(ctx context.Context, log *slog.Logger, serve func() error, shutdown func(context.Context) error) error {
+	errc := make(chan error, 1)
+	go func() { errc <- serve() }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down: finishing in-flight requests", "grace", shutdownGrace)
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	if err := shutdown(sctx); err != nil {
+		return err
+	}
+	return <-errc
 }

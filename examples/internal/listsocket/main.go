@@ -121,7 +121,7 @@ func run(framework, side, addr string, n int) error {
 		}
 		return demo.ServeHTTP(ctx, log, ln, mux)
 	case "fiber/lib", "fiber/bare":
-		app := fiber.New(demo.FiberConfig())
+		app := demo.NewFiberApp()
 		if side == "lib" {
 			if err := inventoryfiber.Register(app.Group("/v1"), api); err != nil {
 				return err

@@ -5,15 +5,19 @@
 //	go install github.com/petinventory/petinventory/server/cmd/inventory-server@v0.1.0
 //	REDIS_URL=redis://127.0.0.1:6379/0 INVENTORY_API_KEYS_FILE=/run/secrets/keys inventory-server
 //
-// REDIS_URL is required. Exit status: 0 after a graceful shutdown (SIGINT,
-// SIGTERM) or -h; 2 when the settings are wrong; 1 when serving fails.
+// REDIS_URL and an API key (INVENTORY_API_KEYS or INVENTORY_API_KEYS_FILE)
+// are required; nothing is seeded unless -seed says what. -version prints
+// the version, VCS revision and Go version. Exit status: 0 after a
+// graceful shutdown (SIGINT, SIGTERM), -h or -version; 2 when the settings
+// are wrong; 1 when serving fails.
 package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"syscall"
 
 	"github.com/petinventory/petinventory/server"
@@ -21,32 +25,19 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// version is the release, set by scripts/release/image.sh with
-// -ldflags "-X main.version=…"; a binary from go install reads its module
-// version instead.
-var version string
-
 func main() {
 	log := server.NewLogger(os.Stderr)
 	cfg, err := server.Parse("inventory-server", os.Args[1:], os.Getenv, os.Stderr)
+	if errors.Is(err, server.ErrVersion) {
+		fmt.Println(server.BuildInfo())
+	}
 	if err == nil {
-		log.Info("inventory-server", "version", buildVersion())
+		b := server.BuildInfo()
+		log.Info("inventory-server", "version", b.Version, "revision", b.Revision, "go", b.GoVersion)
 		redis.SetLogger(redisstore.NewGoRedisLogger(log)) // process-wide: go-redis has one logger
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		err = server.Run(ctx, cfg, log)
 		stop()
 	}
 	os.Exit(server.ExitStatus(log, err))
-}
-
-// buildVersion is the version of this build: the one the image was built
-// with, or the module version go install recorded ("(devel)" in a clone).
-func buildVersion() string {
-	if version != "" {
-		return version
-	}
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		return bi.Main.Version
-	}
-	return "unknown"
 }

@@ -64,7 +64,7 @@ type server struct {
 // contain the key.
 func startServer(t *testing.T, redisURL string, args ...string) *server {
 	t.Helper()
-	env := []string{"REDIS_URL=" + redisURL, "INVENTORY_API_KEYS=" + apiKey}
+	env := []string{"REDIS_URL=" + redisURL, "INVENTORY_API_KEYS=" + apiKey, "INVENTORY_SEED=demo"} // a -seed flag wins
 	return &server{proctest.Start(t, serverBin, apiKey, env, args), t}
 }
 

@@ -106,10 +106,12 @@ func startServer(t *testing.T, framework, redisURL string, extraEnv ...string) *
 	return startServerArgs(t, framework, redisURL, nil, extraEnv...)
 }
 
-// startServerArgs is startServer with extra command-line flags.
+// startServerArgs is startServer with extra command-line flags. The
+// server seeds the demo inventory (INVENTORY_SEED=demo) unless a -seed
+// flag says otherwise.
 func startServerArgs(t *testing.T, framework, redisURL string, args []string, extraEnv ...string) *server {
 	t.Helper()
-	env := append([]string{"REDIS_URL=" + redisURL, "INVENTORY_API_KEYS=" + apiKey}, extraEnv...)
+	env := append([]string{"REDIS_URL=" + redisURL, "INVENTORY_API_KEYS=" + apiKey, "INVENTORY_SEED=demo"}, extraEnv...)
 	s := &server{proctest.Start(t, serverBin, apiKey, env, append([]string{"-framework", framework}, args...)), t}
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		r, err := do(context.Background(), http.DefaultClient, http.MethodGet, s.Base+"/readyz", "")

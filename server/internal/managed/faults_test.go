@@ -89,7 +89,7 @@ var faults = []fault{
 		env: func(r *managedRedis) []string {
 			return []string{"REDIS_URL=redis://app:" + appPassword + "@" + r.node.Addr() + "/0", "INVENTORY_REDIS_CA_FILE="}
 		},
-		says: []string{"rediss://"},
+		says: []string{"use a rediss:// REDIS_URL, and INVENTORY_REDIS_CA_FILE for a private CA"},
 	},
 	{
 		name:   "ACL user without xadd, store seeded by another user",

@@ -126,7 +126,7 @@ type app struct {
 // test's API key, and waits until /healthz answers.
 func startApp(t *testing.T, env []string, args ...string) *app {
 	t.Helper()
-	env = append([]string{"INVENTORY_API_KEYS=" + apiKey, "INVENTORY_API_KEYS_FILE=",
+	env = append([]string{"INVENTORY_API_KEYS=" + apiKey, "INVENTORY_API_KEYS_FILE=", "INVENTORY_SEED=demo",
 		// The system's trust store must not be what makes TLS work.
 		"SSL_CERT_FILE=/nonexistent", "SSL_CERT_DIR=/nonexistent",
 		"INVENTORY_REDIS_CA_FILE=", "INVENTORY_REDIS_CERT_FILE=", "INVENTORY_REDIS_KEY_FILE=", "INVENTORY_REDIS_PASSWORD_FILE=",

@@ -17,7 +17,7 @@ func TestTLSToPlainPort(t *testing.T) {
 	files := redistest.NewTLSFiles(t)
 	n := redistest.StartNode(t, "plain")
 	a := startApp(t, []string{"REDIS_URL=rediss://" + n.Addr() + "/0", "INVENTORY_REDIS_CA_FILE=" + files.CA})
-	a.expectFault([]string{"redis:// URL without Config.LoadTLSFiles", "REDIS_URL, INVENTORY_REDIS_CA_FILE"})
+	a.expectFault([]string{"redis:// REDIS_URL without INVENTORY_REDIS_CA_FILE", "REDIS_URL, INVENTORY_REDIS_CA_FILE"})
 }
 
 // TestSentinelOverTLS: a Sentinel set whose every link speaks TLS. With a
