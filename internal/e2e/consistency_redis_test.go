@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -197,28 +199,79 @@ func TestConsistencyRedisClientsKilled(t *testing.T) {
 	}
 }
 
+// failoverLag is the replication lag of the failover runs: each replica
+// of the Sentinel set replicates through a proxy that delays the stream
+// this much each way, as production replicas lag by milliseconds or more.
+const failoverLag = 50 * time.Millisecond
+
+// takenBackRE matches the words of a failure that names an answered write
+// lost or a shown write taken back: the negative control must fail for
+// that reason, not another.
+var takenBackRE = regexp.MustCompile(`(?i)missed|lost|taken back`)
+
+// TestConsistencyRedisSentinelFailover runs the consistency check through
+// three processes (Gin, Fiber, Gin) on a Sentinel set whose replicas lag
+// 50 ms, and kills the master with SIGKILL about 6 s into a 16 s run (the
+// bytes on their way to the replicas lost with it).
+//
+// With -replica-acks 1 the run must be linearizable: an update answers
+// 200 only once a replica holds it, and a list shows only a state that a
+// replica holds, so the promoted replica (Sentinel picks the one furthest
+// in the replication stream) takes back nothing a client saw. With
+// -replica-acks 0 (the negative control) the check must fail, naming a
+// write that was lost or taken back: without acknowledgements a failover
+// loses what the master had not yet sent.
 func TestConsistencyRedisSentinelFailover(t *testing.T) {
-	set := redistest.StartSentinel(t, redistest.SentinelOptions{})
+	for _, acks := range []int{1, 0} {
+		t.Run(fmt.Sprintf("acks=%d", acks), func(t *testing.T) {
+			outcome, detail, res := sentinelFailoverRun(t, acks)
+			if acks > 0 {
+				if res.code != 0 || outcome != "PASS" {
+					t.Fatalf("with -replica-acks %d the run must be linearizable through the failover; exit %d:\n%s%s", acks, res.code, res.stdout, res.stderr)
+				}
+				return
+			}
+			if outcome != "FAIL" || res.code == 0 {
+				t.Fatalf("negative control: with -replica-acks 0 and %v of lag the failover must lose a write the check sees (exit %d, %s):\n%s%s", failoverLag, res.code, outcome, res.stdout, res.stderr)
+			}
+			if !takenBackRE.MatchString(detail) {
+				t.Fatalf("negative control: the check failed but its words name no lost or taken-back write: %s\n%s", detail, res.stdout)
+			}
+		})
+	}
+}
+
+// sentinelFailoverRun is one run of TestConsistencyRedisSentinelFailover:
+// it waits for states (a write of the run shown, the promotion, every
+// process ready again), never for fixed times, except the point of the
+// run at which the master is killed. It prints one summary line.
+func sentinelFailoverRun(t *testing.T, acks int) (outcome, detail string, res cmdResult) {
+	const (
+		run    = 16 * time.Second
+		killAt = 6 * time.Second
+	)
+	set := redistest.StartSentinel(t, redistest.SentinelOptions{ReplicaLag: failoverLag})
 	addrs := set.SentinelAddrs()
 	url := "redis://" + addrs[0] + "?master_name=" + set.MasterName
 	for _, a := range addrs[1:] {
 		url += "&addr=" + a
 	}
-	// Every write waits for a replica's acknowledgement, and Sentinel
-	// promotes the replica furthest in the replication stream, so the
-	// promoted one holds every write answered 200. (Two would leave
-	// every write unanswerable once the master is gone.)
-	rs := startReplicas(t, url, "e2e-consistency-sentinel", threeFrameworks, "-replica-acks", "1", "-replica-ack-timeout", "1s")
+	rs := startReplicas(t, url, "e2e-consistency-sentinel", threeFrameworks,
+		"-replica-acks", strconv.Itoa(acks), "-replica-ack-timeout", "1s")
 	old := set.Master()
+	if err := set.LagInPlace(); err != nil {
+		t.Fatal(err)
+	}
 	all := bases(rs)
-	args := []string{"-run", "^consistency/", "-consistency", "20s"}
+	args := []string{"-run", "^consistency/", "-consistency", run.String()}
 	for _, b := range all {
 		args = append(args, "-base-url", b)
 	}
+	began := time.Now()
 	cmd, stdout, stderr := start(t, commandBinary(t), args...)
-	// Kill the master once the run writes: a list shows one of its
-	// quantities (they start at 1 000 000).
-	err := redistest.Poll(20*time.Second, func() error {
+	// Kill the master once the run writes (a list shows one of its
+	// quantities, which start at 1 000 000) and killAt has passed.
+	err := redistest.Poll(run, func() error {
 		resp, err := http.DefaultClient.Do(authorized(t, all[0]+"/inventory"))
 		if err != nil {
 			return err
@@ -228,24 +281,58 @@ func TestConsistencyRedisSentinelFailover(t *testing.T) {
 		if err := json.NewDecoder(resp.Body).Decode(&items); err != nil {
 			return err
 		}
-		for _, it := range items {
-			if it.Quantity >= 1_000_000 {
-				return nil
-			}
+		if !slices.ContainsFunc(items, func(it struct{ Quantity int64 }) bool { return it.Quantity >= 1_000_000 }) {
+			return errors.New("no write of the run shows yet")
 		}
-		return errors.New("no write of the run shows yet")
+		if d := time.Since(began); d < killAt {
+			return fmt.Errorf("%v into the run", d)
+		}
+		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	old.Kill()
-	promoted := set.WaitFailover(old, 30*time.Second)
-	t.Logf("master %s killed, %s promoted", old.Name, promoted.Name)
-	res := wait(t, cmd, stdout, stderr)
-	t.Logf("exit %d:\n%s", res.code, res.stdout)
-	if res.code != 0 || !strings.Contains(res.stdout, "PASS    consistency/linearizable") {
-		t.Fatalf("exit %d:\n%s%s", res.code, res.stdout, res.stderr)
+	for _, p := range set.Proxies {
+		p.Sever() // the master's host goes down: the stream in flight is lost
 	}
+	old.Kill()
+	killedAt := time.Since(began)
+	promoted := set.WaitFailover(old, 30*time.Second)
+	promotedAt := time.Since(began)
+	err = redistest.Poll(run, func() error {
+		for _, r := range rs {
+			resp, err := http.Get(strings.TrimSuffix(r.base, "/v1") + "/readyz")
+			if err != nil {
+				return err
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				return fmt.Errorf("%s/readyz answered %d", r.base, resp.StatusCode)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("after the failover to %s: %v", promoted.Name, err)
+	}
+	readyAt := time.Since(began)
+	res = wait(t, cmd, stdout, stderr)
+	if m := regexp.MustCompile(`(?m)^(PASS|FAIL|SKIP) +consistency/linearizable`).FindStringSubmatch(res.stdout); m != nil {
+		outcome = m[1]
+	}
+	if m := regexp.MustCompile(`(?m)^consistency/linearizable: (.*)$`).FindStringSubmatch(res.stdout); m != nil {
+		detail = m[1]
+	}
+	figures := ""
+	if m := unknownRE.FindStringSubmatch(res.stdout); m != nil {
+		figures = fmt.Sprintf(", %s updates (%s of unknown outcome)", m[1], m[2])
+	}
+	proctest.Summary(t, "FAILOVER_SUMMARY", "consistency sentinel lag=%v acks=%d: %s (exit %d); master killed at %.1fs of %v, %s promoted at %.1fs, all 3 processes ready at %.1fs%s",
+		failoverLag, acks, outcome, res.code, killedAt.Seconds(), run, promoted.Name, promotedAt.Seconds(), readyAt.Seconds(), figures)
+	if outcome != "PASS" {
+		t.Logf("check's words: %s", detail)
+	}
+	return outcome, detail, res
 }
 
 // authorized is a GET of url with the test key.
