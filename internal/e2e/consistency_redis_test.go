@@ -292,6 +292,10 @@ func sentinelFailoverRun(t *testing.T, acks int) (outcome, detail string, res cm
 	if err != nil {
 		t.Fatal(err)
 	}
+	delay, err := set.ReplicationDelay()
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, p := range set.Proxies {
 		p.Sever() // the master's host goes down: the stream in flight is lost
 	}
@@ -316,6 +320,29 @@ func sentinelFailoverRun(t *testing.T, acks int) (outcome, detail string, res cm
 		t.Fatalf("after the failover to %s: %v", promoted.Name, err)
 	}
 	readyAt := time.Since(began)
+	// The other replica is told to replicate from the promoted master: until
+	// it streams, an update with -replica-acks 1 cannot be acknowledged.
+	err = redistest.Poll(run, func() error {
+		for _, n := range set.Replicas() {
+			port, err := n.Info("replication", "master_port")
+			if err != nil {
+				return err
+			}
+			link, _ := n.Info("replication", "master_link_status")
+			if port != strconv.Itoa(promoted.Port) || link != "up" {
+				return fmt.Errorf("%s replicates from port %s (link %s), not yet from %s", n.Name, port, link, promoted.Name)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		var logs strings.Builder
+		for _, n := range append(append([]*redistest.Node{}, set.Data...), set.Sentinels...) {
+			fmt.Fprintf(&logs, "--- %s:\n%s\n", n.Name, lastLines(n.Log(), 30))
+		}
+		t.Fatalf("after the failover to %s: %v\n%s", promoted.Name, err, logs.String())
+	}
+	rejoinedAt := time.Since(began)
 	res = wait(t, cmd, stdout, stderr)
 	if m := regexp.MustCompile(`(?m)^(PASS|FAIL|SKIP) +consistency/linearizable`).FindStringSubmatch(res.stdout); m != nil {
 		outcome = m[1]
@@ -324,15 +351,142 @@ func sentinelFailoverRun(t *testing.T, acks int) (outcome, detail string, res cm
 		detail = m[1]
 	}
 	figures := ""
-	if m := unknownRE.FindStringSubmatch(res.stdout); m != nil {
+	if m := unknownRE.FindStringSubmatch(detail); m != nil {
 		figures = fmt.Sprintf(", %s updates (%s of unknown outcome)", m[1], m[2])
 	}
-	proctest.Summary(t, "FAILOVER_SUMMARY", "consistency sentinel lag=%v acks=%d: %s (exit %d); master killed at %.1fs of %v, %s promoted at %.1fs, all 3 processes ready at %.1fs%s",
-		failoverLag, acks, outcome, res.code, killedAt.Seconds(), run, promoted.Name, promotedAt.Seconds(), readyAt.Seconds(), figures)
-	if outcome != "PASS" {
-		t.Logf("check's words: %s", detail)
-	}
+	proctest.Summary(t, "FAILOVER_SUMMARY", "consistency sentinel lag=%v (a write reached the replicas in %v) acks=%d: %s (exit %d); master killed at %.1fs of %v, %s promoted at %.1fs, all 3 processes ready at %.1fs, the other replica streaming from it at %.1fs%s",
+		failoverLag, delay.Round(time.Millisecond), acks, outcome, res.code, killedAt.Seconds(), run, promoted.Name, promotedAt.Seconds(), readyAt.Seconds(), rejoinedAt.Seconds(), figures)
+	t.Logf("consistency/linearizable: %s", detail)
 	return outcome, detail, res
+}
+
+// TestConsistencyRedisClusterFailover runs the consistency check with
+// -replica-acks 1 through three processes (Gin, Fiber, Gin) on a 6-node
+// Cluster (one replica per master) whose replicas lag 50 ms, and kills the
+// master that owns the store about 6 s into a 20 s run, the stream in
+// flight to its replica lost. The run must be linearizable.
+//
+// It also measures what one replica per master costs: the promoted master
+// has no replica, so an update (of a pet the run does not use) answers 503
+// until one rejoins. The old master is restarted 2 s after the promotion,
+// as an orchestrator would; it rejoins as the new master's replica, and
+// the probe's first 200 after that ends the outage the summary line
+// prints.
+func TestConsistencyRedisClusterFailover(t *testing.T) {
+	const (
+		run        = 20 * time.Second
+		killAt     = 6 * time.Second
+		noReplica  = 2 * time.Second // how long the promoted master is left without a replica
+		probePet   = "12"            // a pet of the demo inventory the run does not update
+		probeEvery = 50 * time.Millisecond
+	)
+	c := redistest.StartClusterWith(t, redistest.ClusterOptions{ReplicaLag: failoverLag})
+	slot := c.KeySlot("{e2e-consistency-cluster}:items")
+	master := c.MasterOf(slot)
+	others, _ := c.Others(slot)
+	url := "redis://" + master.Addr()
+	for i, n := range others {
+		url += map[bool]string{true: "?", false: "&"}[i == 0] + "addr=" + n.Addr()
+	}
+	rs := startReplicas(t, url, "e2e-consistency-cluster", threeFrameworks,
+		"-replica-acks", "1", "-replica-ack-timeout", "500ms")
+	if err := c.LagInPlace(); err != nil {
+		t.Fatal(err)
+	}
+	all := bases(rs)
+	args := []string{"-run", "^consistency/", "-consistency", run.String()}
+	for _, b := range all {
+		args = append(args, "-base-url", b)
+	}
+	began := time.Now()
+	cmd, stdout, stderr := start(t, commandBinary(t), args...)
+	err := redistest.Poll(run, func() error {
+		if d := time.Since(began); d < killAt {
+			return fmt.Errorf("%v into the run", d)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Sever(master)
+	master.Kill()
+	killedAt := time.Since(began)
+	promoted := c.WaitPromoted(slot, master, 30*time.Second)
+	promotedAt := time.Since(began)
+
+	// The promoted master has no replica: every update answers 503.
+	probe := func() (int, error) {
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodPatch, all[0]+"/inventory/"+probePet, strings.NewReader(`{"quantity":7}`))
+		if err != nil {
+			return 0, err
+		}
+		req.Header.Set("Authorization", "Bearer "+testKey)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return 0, err
+		}
+		resp.Body.Close()
+		return resp.StatusCode, nil
+	}
+	lonely, refused := 0, 0
+	for until := time.Now().Add(noReplica); time.Now().Before(until); time.Sleep(probeEvery) {
+		st, err := probe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		lonely++
+		if st == http.StatusServiceUnavailable {
+			refused++
+		} else if st == http.StatusOK {
+			t.Errorf("an update answered 200 while the promoted master %s had no replica to acknowledge it", promoted.Name)
+		}
+	}
+	master.Restart()
+	restartedAt := time.Since(began)
+	var firstOK time.Duration
+	err = redistest.Poll(run, func() error {
+		st, err := probe()
+		if err != nil {
+			return err
+		}
+		if st != http.StatusOK {
+			return fmt.Errorf("the probe update answered %d", st)
+		}
+		firstOK = time.Since(began)
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("after %s restarted: %v", master.Name, err)
+	}
+	res := wait(t, cmd, stdout, stderr)
+	outcome, detail := "", ""
+	if m := regexp.MustCompile(`(?m)^(PASS|FAIL|SKIP) +consistency/linearizable`).FindStringSubmatch(res.stdout); m != nil {
+		outcome = m[1]
+	}
+	if m := regexp.MustCompile(`(?m)^consistency/linearizable: (.*)$`).FindStringSubmatch(res.stdout); m != nil {
+		detail = m[1]
+	}
+	figures := ""
+	if m := unknownRE.FindStringSubmatch(detail); m != nil {
+		figures = fmt.Sprintf(", %s updates (%s of unknown outcome)", m[1], m[2])
+	}
+	proctest.Summary(t, "FAILOVER_SUMMARY", "consistency cluster lag=%v acks=1: %s (exit %d); master killed at %.1fs of %v, %s promoted at %.1fs; without a replica %d of %d probe updates answered 503 over %v; old master restarted at %.1fs, updates answered 200 again at %.1fs (%.1fs after the promotion)%s",
+		failoverLag, outcome, res.code, killedAt.Seconds(), run, promoted.Name, promotedAt.Seconds(), refused, lonely, noReplica,
+		restartedAt.Seconds(), firstOK.Seconds(), (firstOK - promotedAt).Seconds(), figures)
+	if refused != lonely {
+		t.Errorf("%d of %d updates answered 503 while the promoted master had no replica; want every one", refused, lonely)
+	}
+	if res.code != 0 || outcome != "PASS" {
+		t.Fatalf("with -replica-acks 1 the run must be linearizable through the failover; exit %d:\n%s%s", res.code, res.stdout, res.stderr)
+	}
+}
+
+// lastLines returns the last n lines of s.
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
 
 // authorized is a GET of url with the test key.
