@@ -297,7 +297,7 @@ func sentinelFailoverRun(t *testing.T, acks int) (outcome string, res cmdResult)
 		url += "&addr=" + a
 	}
 	rs := startReplicas(t, url, "e2e-consistency-sentinel", threeFrameworks,
-		"-replica-acks", strconv.Itoa(acks), "-replica-ack-timeout", "1s")
+		"-replica-acks", strconv.Itoa(acks), "-replica-ack-timeout", "2s", "-store-timeout", "4s")
 	old := set.Master()
 	if err := set.LagInPlace(); err != nil {
 		t.Fatal(err)
@@ -369,6 +369,10 @@ func sentinelFailoverRun(t *testing.T, acks int) (outcome string, res cmdResult)
 	proctest.Summary(t, "FAILOVER_SUMMARY", "consistency sentinel lag=%v (a write reached the replicas in %v) acks=%d: %s (exit %d); master killed %.1fs into the %v run, %s promoted at %.1fs, all 3 processes ready at %.1fs, the other replica streaming from it at %.1fs%s",
 		failoverLag, delay.Round(time.Millisecond), acks, outcome, res.code, killedAt.Seconds(), run, promoted.Name, promotedAt.Seconds(), readyAt.Seconds(), rejoinedAt.Seconds(), figures)
 	t.Logf("consistency/linearizable: %s", detail)
+	if outcome != "PASS" {
+		repl, _ := promoted.DoString("INFO", "replication")
+		t.Logf("%s after the run:\n%s", promoted.Name, repl)
+	}
 	return outcome, res
 }
 
