@@ -23,8 +23,9 @@ import (
 // The consistency check raises no false alarm against the repository's
 // own server: three examples/redis processes (Gin, Fiber, Gin) on one
 // real Redis, as a deployment's replicas, while Redis is healthy, while
-// every client connection of it is killed twice a second, and through a
-// Sentinel failover.
+// every client connection of it is killed twice a second, and through
+// failovers of a Sentinel set and a Cluster whose replicas lag 50 ms (with
+// -replica-acks 1, and without as the negative control).
 
 // built holds the binaries built once per test binary, by package.
 var built sync.Map // package → *buildOnce
