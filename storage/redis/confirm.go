@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/petinventory/petinventory/inventory"
@@ -73,6 +74,13 @@ func (s *Store) confirm(ctx context.Context, c redis.Cmdable, op string) error {
 		return fmt.Errorf("redisstore: %s: cannot WAIT on a %T", op, c)
 	}
 	n, err := w.Wait(ctx, s.acks, s.ackTimeout).Result()
+	if err != nil && isReply(err) && strings.Contains(err.Error(), "replica") {
+		// "WAIT cannot be used with replica instances": the read reached a
+		// replica (a master demoted by a failover), whose state no
+		// acknowledgement covers.
+		return inventory.Unavailable(fmt.Errorf(
+			"redisstore: %s: the node read is a replica (a failover under way), so the state read cannot be confirmed: %w", op, err))
+	}
 	if err != nil {
 		return fmt.Errorf("WAIT %d %d after the %s: %w", s.acks, s.ackTimeout.Milliseconds(), op, err)
 	}

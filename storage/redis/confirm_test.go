@@ -138,6 +138,39 @@ func TestListConfirmedRealReplica(t *testing.T) {
 	}
 }
 
+// TestListConfirmedOnReplica: a list whose read reached a replica (a
+// master demoted by a failover) cannot be confirmed, since Redis refuses
+// WAIT there: it is unavailable, never a 500 and never the replica's
+// state. The same store without acknowledgements lists the replica's
+// state, as before.
+func TestListConfirmedOnReplica(t *testing.T) {
+	t.Parallel()
+	_, _, mc, rc := replicated(t, 0)
+	ctx := t.Context()
+	s := newTestStore(t, mc, WithReplicaAcks(1, time.Second))
+	if err := s.Put(ctx, inventory.Item{PetID: 1, Quantity: 1, Status: inventory.StatusAvailable}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.ListChanges(ctx, ""); err != nil { // the log exists: a read on the replica writes no mark
+		t.Fatal(err)
+	}
+	onReplica, err := New(rc, WithKeyPrefix(s.KeyPrefix()), WithReplicaAcks(1, time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = onReplica.ListChanges(ctx, "")
+	if !errors.Is(err, inventory.ErrUnavailable) || !strings.Contains(err.Error(), "is a replica") {
+		t.Errorf("a list read on a replica with WithReplicaAcks = %v, want unavailable naming the replica", err)
+	}
+	plain, err := New(rc, WithKeyPrefix(s.KeyPrefix()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if items, err := plain.List(ctx); err != nil || len(items) != 1 {
+		t.Errorf("the same list without acknowledgements = %v, %v; want the replica's one item", items, err)
+	}
+}
+
 // TestListConfirmedCluster: on a Cluster, the WAIT of a list runs on the
 // master that owns the store's slot, once for a read that found a write
 // and not at all for one that found nothing new.
