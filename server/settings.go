@@ -53,7 +53,7 @@ var settings = []setting{
 		doc: "prefix of the Redis keys, to keep several inventories in one Redis",
 		set: func(c *Config, v string) error { c.RedisPrefix = v; return nil }},
 	{flag: "replica-acks", env: "INVENTORY_REDIS_REPLICA_ACKS", field: "ReplicaAcks", def: "0",
-		doc: "after each write, wait until this many replicas acknowledge it (Redis WAIT); fewer in time is 503; 0: do not wait",
+		doc: "after each write, and before a list shows a new state, wait until this many replicas hold it (Redis WAIT); fewer in time is 503; 0: do not wait",
 		set: func(c *Config, v string) error {
 			n, err := strconv.Atoi(v)
 			if err != nil {
@@ -63,7 +63,7 @@ var settings = []setting{
 			return nil
 		}},
 	{flag: "replica-ack-timeout", env: "INVENTORY_REDIS_REPLICA_ACK_TIMEOUT", field: "ReplicaAckTimeout", def: "500ms",
-		doc: "how long a write waits for the replicas' acknowledgements (below the store timeout)",
+		doc: "how long a write or a list waits for the replicas' acknowledgements (below the store timeout)",
 		set: durationSetter(func(c *Config) *time.Duration { return &c.ReplicaAckTimeout })},
 	{flag: "redis-allow-eviction", env: "INVENTORY_REDIS_ALLOW_EVICTION", field: "AllowEviction", def: "false", option: "WithEvictionAllowed",
 		doc: "accept a Redis whose maxmemory-policy may evict the store's keys (allkeys-*); otherwise it is not ready",

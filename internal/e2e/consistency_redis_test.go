@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -21,8 +23,9 @@ import (
 // The consistency check raises no false alarm against the repository's
 // own server: three examples/redis processes (Gin, Fiber, Gin) on one
 // real Redis, as a deployment's replicas, while Redis is healthy, while
-// every client connection of it is killed twice a second, and through a
-// Sentinel failover.
+// every client connection of it is killed twice a second, and through
+// failovers of a Sentinel set and a Cluster whose replicas lag 50 ms (with
+// -replica-acks 1, and without as the negative control).
 
 // built holds the binaries built once per test binary, by package.
 var built sync.Map // package → *buildOnce
@@ -125,14 +128,21 @@ func consistencyCmd(t *testing.T, bases []string, d time.Duration) (outcome, det
 		args = append(args, "-base-url", b)
 	}
 	res = runCmd(t, commandBinary(t), args...)
-	if m := regexp.MustCompile(`(?m)^(PASS|FAIL|SKIP) +consistency/linearizable`).FindStringSubmatch(res.stdout); m != nil {
-		outcome = m[1]
-	}
-	if m := regexp.MustCompile(`(?m)^consistency/linearizable: (.*)$`).FindStringSubmatch(res.stdout); m != nil {
-		detail = m[1]
-	}
+	outcome, detail = linearizable(res.stdout)
 	t.Logf("exit %d, %s: %s", res.code, outcome, detail)
 	return outcome, detail, res
+}
+
+// linearizable reads consistency/linearizable's outcome and detail line
+// from the command's text report.
+func linearizable(stdout string) (outcome, detail string) {
+	if m := regexp.MustCompile(`(?m)^(PASS|FAIL|SKIP) +consistency/linearizable`).FindStringSubmatch(stdout); m != nil {
+		outcome = m[1]
+	}
+	if m := regexp.MustCompile(`(?m)^consistency/linearizable: (.*)$`).FindStringSubmatch(stdout); m != nil {
+		detail = m[1]
+	}
+	return outcome, detail
 }
 
 // redisFor returns a Redis for one test: a redis-server of its own.
@@ -197,29 +207,48 @@ func TestConsistencyRedisClientsKilled(t *testing.T) {
 	}
 }
 
-func TestConsistencyRedisSentinelFailover(t *testing.T) {
-	set := redistest.StartSentinel(t, redistest.SentinelOptions{})
-	addrs := set.SentinelAddrs()
-	url := "redis://" + addrs[0] + "?master_name=" + set.MasterName
-	for _, a := range addrs[1:] {
-		url += "&addr=" + a
+// failoverLag is the replication lag of the failover runs: each replica
+// of the Sentinel set replicates through a proxy that delays the stream
+// this much each way, as production replicas lag by milliseconds or more.
+const failoverLag = 50 * time.Millisecond
+
+// takenBackRE matches the words of a failure that names an answered write
+// lost or a shown write taken back: the negative control must fail for
+// that reason, not another.
+var takenBackRE = regexp.MustCompile(`(?i)missed|lost|taken back`)
+
+// onlyRestoreFailed reports whether consistency/linearizable failed only
+// because it could not put the quantities back after the run: the
+// history was checked whole and found linearizable, and every problem
+// named is of the restore.
+func onlyRestoreFailed(stdout string) bool {
+	_, detail := linearizable(stdout)
+	if !strings.Contains(detail, ": 0 not linearizable, 0 not checked in time") {
+		return false
 	}
-	// Every write waits for a replica's acknowledgement, and Sentinel
-	// promotes the replica furthest in the replication stream, so the
-	// promoted one holds every write answered 200. (Two would leave
-	// every write unanswerable once the master is gone.)
-	rs := startReplicas(t, url, "e2e-consistency-sentinel", threeFrameworks, "-replica-acks", "1", "-replica-ack-timeout", "1s")
-	old := set.Master()
-	all := bases(rs)
-	args := []string{"-run", "^consistency/", "-consistency", "20s"}
-	for _, b := range all {
-		args = append(args, "-base-url", b)
+	problems := allProblemsRE.FindAllStringSubmatch(stdout, -1)
+	for _, p := range problems {
+		if !strings.Contains(p[1], "cannot read the inventory to restore the quantities") && !strings.Contains(p[1], "could not restore pet") {
+			return false
+		}
 	}
-	cmd, stdout, stderr := start(t, commandBinary(t), args...)
-	// Kill the master once the run writes: a list shows one of its
-	// quantities (they start at 1 000 000).
-	err := redistest.Poll(20*time.Second, func() error {
-		resp, err := http.DefaultClient.Do(authorized(t, all[0]+"/inventory"))
+	return len(problems) > 0
+}
+
+var allProblemsRE = regexp.MustCompile(`(?m)^\s+problem:\s+(.*)$`)
+
+// problemRE reads the first problem a failed check names.
+var problemRE = regexp.MustCompile(`(?m)^\s+problem:\s+(.*)$`)
+
+// waitIntoRun waits until a list through base shows a write of the
+// consistency run (its quantities start at 1 000 000), then until d has
+// passed since, and returns when the run's first write was seen: the
+// command starts writing a moment after it starts, so times of the run
+// count from there.
+func waitIntoRun(t *testing.T, base string, d time.Duration) time.Time {
+	t.Helper()
+	err := redistest.Poll(30*time.Second, func() error {
+		resp, err := http.DefaultClient.Do(authorized(t, base+"/inventory"))
 		if err != nil {
 			return err
 		}
@@ -228,23 +257,298 @@ func TestConsistencyRedisSentinelFailover(t *testing.T) {
 		if err := json.NewDecoder(resp.Body).Decode(&items); err != nil {
 			return err
 		}
-		for _, it := range items {
-			if it.Quantity >= 1_000_000 {
-				return nil
-			}
+		if !slices.ContainsFunc(items, func(it struct{ Quantity int64 }) bool { return it.Quantity >= 1_000_000 }) {
+			return errors.New("no write of the run shows yet")
 		}
-		return errors.New("no write of the run shows yet")
+		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
+	first := time.Now()
+	time.Sleep(d) // a point of the run to kill at, not a wait for a state
+	return first
+}
+
+// TestConsistencyRedisSentinelFailover runs the consistency check through
+// three processes (Gin, Fiber, Gin) on a Sentinel set whose replicas lag
+// 50 ms, and kills the master with SIGKILL about 6 s into a 16 s run (the
+// bytes on their way to the replicas lost with it).
+//
+// With -replica-acks 1 the run must be linearizable: an update answers
+// 200 only once a replica holds it, and a list shows only a state that a
+// replica holds, so the promoted replica (Sentinel picks the one furthest
+// in the replication stream) takes back nothing a client saw. With
+// -replica-acks 0 (the negative control) the check must fail, naming a
+// write that was lost or taken back: without acknowledgements a failover
+// loses what the master had not yet sent.
+func TestConsistencyRedisSentinelFailover(t *testing.T) {
+	for _, acks := range []int{1, 0} {
+		t.Run(fmt.Sprintf("acks=%d", acks), func(t *testing.T) {
+			outcome, res := sentinelFailoverRun(t, acks)
+			if acks > 0 {
+				if outcome == "PASS" && res.code == 0 {
+					return
+				}
+				if onlyRestoreFailed(res.stdout) {
+					// The history was judged linearizable; what failed is
+					// the check putting the quantities back after the run
+					// (a list or update answered 503: the promoted master
+					// had no replica to acknowledge it by then). That is
+					// availability, which -replica-acks trades away, not
+					// consistency.
+					t.Logf("linearizable; the check's restore after the run failed:\n%s", res.stdout)
+					return
+				}
+				t.Fatalf("with -replica-acks %d the run must be linearizable through the failover; exit %d:\n%s%s", acks, res.code, res.stdout, res.stderr)
+			}
+			if outcome != "FAIL" || res.code == 0 {
+				t.Fatalf("negative control: with -replica-acks 0 and %v of lag the failover must lose a write the check sees (exit %d, %s):\n%s%s", failoverLag, res.code, outcome, res.stdout, res.stderr)
+			}
+			if words := problemRE.FindStringSubmatch(res.stdout); words == nil || !takenBackRE.MatchString(words[1]) {
+				t.Fatalf("negative control: the check failed but its words name no lost or taken-back write:\n%s", res.stdout)
+			}
+		})
+	}
+}
+
+// sentinelFailoverRun is one run of TestConsistencyRedisSentinelFailover:
+// it waits for states (a write of the run shown, the promotion, every
+// process ready again), never for fixed times, except the point of the
+// run at which the master is killed. It prints one summary line.
+func sentinelFailoverRun(t *testing.T, acks int) (outcome string, res cmdResult) {
+	const (
+		run    = 16 * time.Second
+		killAt = 6 * time.Second
+	)
+	set := redistest.StartSentinel(t, redistest.SentinelOptions{ReplicaLag: failoverLag})
+	addrs := set.SentinelAddrs()
+	url := "redis://" + addrs[0] + "?master_name=" + set.MasterName
+	for _, a := range addrs[1:] {
+		url += "&addr=" + a
+	}
+	rs := startReplicas(t, url, "e2e-consistency-sentinel", threeFrameworks,
+		"-replica-acks", strconv.Itoa(acks), "-replica-ack-timeout", "2s", "-store-timeout", "4s")
+	old := set.Master()
+	if err := set.LagInPlace(); err != nil {
+		t.Fatal(err)
+	}
+	all := bases(rs)
+	args := []string{"-run", "^consistency/", "-consistency", run.String()}
+	for _, b := range all {
+		args = append(args, "-base-url", b)
+	}
+	cmd, stdout, stderr := start(t, commandBinary(t), args...)
+	runAt := waitIntoRun(t, all[0], killAt)
+	delay, err := set.ReplicationDelay()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range set.Proxies {
+		p.Sever() // the master's host goes down: the stream in flight is lost
+	}
 	old.Kill()
+	killedAt := time.Since(runAt)
 	promoted := set.WaitFailover(old, 30*time.Second)
-	t.Logf("master %s killed, %s promoted", old.Name, promoted.Name)
+	promotedAt := time.Since(runAt)
+	err = redistest.Poll(run, func() error {
+		for _, r := range rs {
+			resp, err := http.Get(strings.TrimSuffix(r.base, "/v1") + "/readyz")
+			if err != nil {
+				return err
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				return fmt.Errorf("%s/readyz answered %d", r.base, resp.StatusCode)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("after the failover to %s: %v", promoted.Name, err)
+	}
+	readyAt := time.Since(runAt)
+	// The other replica is told to replicate from the promoted master: until
+	// it streams, an update with -replica-acks 1 cannot be acknowledged.
+	err = redistest.Poll(run, func() error {
+		for _, n := range set.Replicas() {
+			port, err := n.Info("replication", "master_port")
+			if err != nil {
+				return err
+			}
+			link, _ := n.Info("replication", "master_link_status")
+			if port != strconv.Itoa(promoted.Port) || link != "up" {
+				return fmt.Errorf("%s replicates from port %s (link %s), not yet from %s", n.Name, port, link, promoted.Name)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		var logs strings.Builder
+		for _, n := range append(append([]*redistest.Node{}, set.Data...), set.Sentinels...) {
+			fmt.Fprintf(&logs, "--- %s:\n%s\n", n.Name, lastLines(n.Log(), 30))
+		}
+		t.Fatalf("after the failover to %s: %v\n%s", promoted.Name, err, logs.String())
+	}
+	rejoinedAt := time.Since(runAt)
+	res = wait(t, cmd, stdout, stderr)
+	outcome, detail := linearizable(res.stdout)
+	figures := ""
+	if m := unknownRE.FindStringSubmatch(detail); m != nil {
+		figures = fmt.Sprintf(", %s updates (%s of unknown outcome)", m[1], m[2])
+	}
+	proctest.Summary(t, "FAILOVER_SUMMARY", "consistency sentinel lag=%v (a write reached the replicas in %v) acks=%d: %s (exit %d); master killed %.1fs into the %v run, %s promoted at %.1fs, all 3 processes ready at %.1fs, the other replica streaming from it at %.1fs%s",
+		failoverLag, delay.Round(time.Millisecond), acks, outcome, res.code, killedAt.Seconds(), run, promoted.Name, promotedAt.Seconds(), readyAt.Seconds(), rejoinedAt.Seconds(), figures)
+	t.Logf("consistency/linearizable: %s", detail)
+	if outcome != "PASS" {
+		for _, n := range append(append([]*redistest.Node{}, set.Data...), set.Sentinels...) {
+			if !n.Alive() {
+				continue
+			}
+			repl, _ := n.DoString("INFO", "replication")
+			t.Logf("%s after the run:\n%s\nits log:\n%s", n.Name, repl, lastLines(n.Log(), 25))
+		}
+	}
+	return outcome, res
+}
+
+// TestConsistencyRedisClusterFailover runs the consistency check with
+// -replica-acks 1 through three processes (Gin, Fiber, Gin) on a 6-node
+// Cluster (one replica per master) whose replicas lag 50 ms, and kills the
+// master that owns the store about 6 s into a 20 s run, the stream in
+// flight to its replica lost. The run must be linearizable.
+//
+// It also measures what one replica per master costs: the promoted master
+// has no replica, so an update (of a pet the run does not use) answers 503
+// until one rejoins. The old master is restarted 2 s after the promotion,
+// as an orchestrator would; it rejoins as the new master's replica, and
+// the probe's first 200 after that ends the outage the summary line
+// prints.
+func TestConsistencyRedisClusterFailover(t *testing.T) {
+	const (
+		run        = 20 * time.Second
+		killAt     = 6 * time.Second
+		noReplica  = 2 * time.Second // how long the promoted master is left without a replica
+		probePet   = "12"            // a pet of the demo inventory the run does not update
+		probeEvery = 50 * time.Millisecond
+	)
+	c := redistest.StartClusterWith(t, redistest.ClusterOptions{ReplicaLag: failoverLag})
+	slot := c.KeySlot("{e2e-consistency-cluster}:items")
+	master := c.MasterOf(slot)
+	others, _ := c.Others(slot)
+	url := "redis://" + master.Addr()
+	for i, n := range others {
+		url += map[bool]string{true: "?", false: "&"}[i == 0] + "addr=" + n.Addr()
+	}
+	rs := startReplicas(t, url, "e2e-consistency-cluster", threeFrameworks,
+		"-replica-acks", "1", "-replica-ack-timeout", "500ms")
+	if err := c.LagInPlace(); err != nil {
+		t.Fatal(err)
+	}
+	all := bases(rs)
+	args := []string{"-run", "^consistency/", "-consistency", run.String()}
+	for _, b := range all {
+		args = append(args, "-base-url", b)
+	}
+	cmd, stdout, stderr := start(t, commandBinary(t), args...)
+	runAt := waitIntoRun(t, all[0], killAt)
+	c.Sever(master)
+	master.Kill()
+	killedAt := time.Since(runAt)
+	promoted := c.WaitPromoted(slot, master, 30*time.Second)
+	promotedAt := time.Since(runAt)
+
+	// The promoted master has no replica: every update answers 503.
+	probe := func() (int, error) {
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodPatch, all[0]+"/inventory/"+probePet, strings.NewReader(`{"quantity":7}`))
+		if err != nil {
+			return 0, err
+		}
+		req.Header.Set("Authorization", "Bearer "+testKey)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return 0, err
+		}
+		resp.Body.Close()
+		return resp.StatusCode, nil
+	}
+	lonely, refused := 0, 0
+	for until := time.Now().Add(noReplica); time.Now().Before(until); time.Sleep(probeEvery) {
+		st, err := probe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		lonely++
+		if st == http.StatusServiceUnavailable {
+			refused++
+		} else if st == http.StatusOK {
+			t.Errorf("an update answered 200 while the promoted master %s had no replica to acknowledge it", promoted.Name)
+		}
+	}
+	master.Restart()
+	restartedAt := time.Since(runAt)
+	var firstOK time.Duration
+	err := redistest.Poll(run, func() error {
+		st, err := probe()
+		if err != nil {
+			return err
+		}
+		if st != http.StatusOK {
+			return fmt.Errorf("the probe update answered %d", st)
+		}
+		firstOK = time.Since(runAt)
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("after %s restarted: %v", master.Name, err)
+	}
 	res := wait(t, cmd, stdout, stderr)
-	t.Logf("exit %d:\n%s", res.code, res.stdout)
-	if res.code != 0 || !strings.Contains(res.stdout, "PASS    consistency/linearizable") {
-		t.Fatalf("exit %d:\n%s%s", res.code, res.stdout, res.stderr)
+	outcome, detail := linearizable(res.stdout)
+	figures := ""
+	if m := unknownRE.FindStringSubmatch(detail); m != nil {
+		figures = fmt.Sprintf(", %s updates (%s of unknown outcome)", m[1], m[2])
+	}
+	proctest.Summary(t, "FAILOVER_SUMMARY", "consistency cluster lag=%v acks=1: %s (exit %d); master killed %.1fs into the %v run, %s promoted at %.1fs; without a replica %d of %d probe updates answered 503 over %v; old master restarted at %.1fs, updates answered 200 again at %.1fs (%.1fs after the promotion)%s",
+		failoverLag, outcome, res.code, killedAt.Seconds(), run, promoted.Name, promotedAt.Seconds(), refused, lonely, noReplica,
+		restartedAt.Seconds(), firstOK.Seconds(), (firstOK - promotedAt).Seconds(), figures)
+	if refused != lonely {
+		t.Errorf("%d of %d updates answered 503 while the promoted master had no replica; want every one", refused, lonely)
+	}
+	if res.code != 0 || outcome != "PASS" {
+		t.Fatalf("with -replica-acks 1 the run must be linearizable through the failover; exit %d:\n%s%s", res.code, res.stdout, res.stderr)
+	}
+}
+
+// lastLines returns the last n lines of s.
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
+func TestOnlyRestoreFailed(t *testing.T) {
+	const (
+		linear  = "consistency/linearizable: 8 clients over 3 base URLs for 16s, pets 1, 2, 3: 448 lists (11 more failed, dropped), 345 updates (11 of unknown outcome, 11 of them shown by no list and left out); 782 operations in 105 pieces (the longest 86) checked for linearizability in 21ms: 0 not linearizable, 0 not checked in time\n"
+		not     = "consistency/linearizable: 8 clients over 3 base URLs for 16s, pets 1, 2, 3: 1942 lists, 1770 updates; 3698 operations in 149 pieces (the longest 322) checked for linearizability in 61ms: 1 not linearizable, 0 not checked in time\n"
+		restore = "    problem:  GET /inventory: cannot read the inventory to restore the quantities this check may have changed: GET /inventory answered 503, not 200\n"
+		patch   = "    problem:  PATCH /inventory/1: could not restore pet 1 to quantity 12: answered 503; restore it by hand\n"
+		stale   = "    problem:  the list by client 8 through http://127.0.0.1:45505/v1 showed pet 1 at quantity 1002668 and so missed the update of pet 1 to 1002714\n"
+		status  = "    problem:  pet 2 changed status from \"sold\" to \"available\" during this check; it cannot be restored through the API\n"
+	)
+	for _, tc := range []struct {
+		stdout string
+		want   bool
+	}{
+		{linear + restore, true},
+		{linear + restore + patch, true},
+		{not + restore, false},
+		{linear + stale + restore, false},
+		{linear + status, false},
+		{linear, false},
+	} {
+		if got := onlyRestoreFailed(tc.stdout); got != tc.want {
+			t.Errorf("onlyRestoreFailed(%q) = %v, want %v", tc.stdout, got, tc.want)
+		}
 	}
 }
 

@@ -139,7 +139,7 @@ func TestClusterReloadThrottled(t *testing.T) {
 
 // TestReplicaAcksMiniredis: miniredis has no replicas (its WAIT answers
 // 0), so with WithReplicaAcks(1, …) every write is applied but answered
-// unavailable, and counted; PutIfEmpty that writes nothing waits for
+// unavailable, and counted, and so is a list; PutIfEmpty that writes nothing waits for
 // nothing.
 func TestReplicaAcksMiniredis(t *testing.T) {
 	_, c := miniClient(t)
@@ -159,14 +159,22 @@ func TestReplicaAcksMiniredis(t *testing.T) {
 	if _, err := s.SetQuantity(ctx, 5, 9); !errors.Is(err, inventory.ErrUnavailable) {
 		t.Errorf("SetQuantity = %v, want unavailable", err)
 	}
-	if items, err := s.List(ctx); err != nil || len(items) != 1 || items[0].Quantity != 9 {
-		t.Errorf("List = %v, %v; want the write applied although it was not acknowledged", items, err)
+	// A list shows only a state the replicas hold: none does.
+	if items, err := s.List(ctx); !errors.Is(err, inventory.ErrUnavailable) || !strings.Contains(err.Error(), "not shown") {
+		t.Errorf("List = %v, %v; want unavailable, the state read held by no replica", items, err)
+	}
+	plain, err := New(c, WithKeyPrefix(s.KeyPrefix()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if items, err := plain.List(ctx); err != nil || len(items) != 1 || items[0].Quantity != 9 {
+		t.Errorf("List without WithReplicaAcks = %v, %v; want the write applied although it was not acknowledged", items, err)
 	}
 	if err := s.Delete(ctx, 5); !errors.Is(err, inventory.ErrUnavailable) {
 		t.Errorf("Delete = %v, want unavailable", err)
 	}
-	if got := s.Stats().AckShortfalls; got != 4 {
-		t.Errorf("AckShortfalls = %d, want 4", got)
+	if got := s.Stats().AckShortfalls; got != 5 {
+		t.Errorf("AckShortfalls = %d, want 5 (four writes, one list)", got)
 	}
 	for _, tc := range []struct {
 		n       int

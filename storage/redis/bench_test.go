@@ -782,25 +782,7 @@ func BenchmarkList(b *testing.B) {
 // replication, so there is no miniredis half; without redis-server it is
 // skipped.
 func BenchmarkUpdateReplicaAcks(b *testing.B) {
-	redistest.Require(b)
-	master := redistest.StartNode(b, "bench-master")
-	replica := redistest.StartNode(b, "bench-replica", "--replicaof", "127.0.0.1", strconv.Itoa(master.Port))
-	// Streaming, not just connected: until the master has the replica's
-	// first acknowledgement after the initial sync (up to a second), WAIT
-	// counts nothing from it.
-	err := redistest.Poll(20*time.Second, func() error {
-		if v, err := replica.Info("replication", "master_link_status"); err != nil || v != "up" {
-			return fmt.Errorf("the replica's master_link_status is %q (%v)", v, err)
-		}
-		return nil
-	})
-	if err == nil {
-		_, err = redistest.Replicated("bench-replication-marker", master, replica)
-	}
-	if err != nil {
-		b.Fatal(err)
-	}
-	r := benchRedis{url: "redis://" + master.Addr() + "/0", real: true}
+	r := benchReplicated(b)
 	for _, acks := range []int{0, 1} {
 		name := "redis-server/distinct/store-noacks"
 		var opts []redisstore.Option
@@ -829,6 +811,96 @@ func BenchmarkUpdateReplicaAcks(b *testing.B) {
 			}
 			reportTx(b, m, store.Stats(), stats0)
 		})
+	}
+}
+
+// benchReplicated starts a master with one replica (internal/redistest),
+// waits until the replica streams, and returns the master.
+func benchReplicated(b *testing.B) benchRedis {
+	b.Helper()
+	redistest.Require(b)
+	master := redistest.StartNode(b, "bench-master")
+	replica := redistest.StartNode(b, "bench-replica", "--replicaof", "127.0.0.1", strconv.Itoa(master.Port))
+	// Streaming, not just connected: until the master has the replica's
+	// first acknowledgement after the initial sync (up to a second), WAIT
+	// counts nothing from it.
+	err := redistest.Poll(20*time.Second, func() error {
+		if v, err := replica.Info("replication", "master_link_status"); err != nil || v != "up" {
+			return fmt.Errorf("the replica's master_link_status is %q (%v)", v, err)
+		}
+		return nil
+	})
+	if err == nil {
+		_, err = redistest.Replicated("bench-replication-marker", master, replica)
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	return benchRedis{url: "redis://" + master.Addr() + "/0", real: true}
+}
+
+// BenchmarkListReplicaAcks/{read-mostly,write-heavy}/{acks0,acks1}: the
+// API's list of 100 pets on a master with one replica (loopback, no added
+// delay), with the store without and with WithReplicaAcks(1, 500ms), under
+// a read-mostly load (one update per 100 lists) and a write-heavy one (one
+// per 2 lists). The updates are made outside the timer by a store without
+// acknowledgements, so the list after one finds a change and, with acks,
+// confirms it with WAIT; a list that finds nothing new costs no WAIT.
+// Without redis-server it is skipped.
+func BenchmarkListReplicaAcks(b *testing.B) {
+	r := benchReplicated(b)
+	for _, load := range []struct {
+		name  string
+		every int // one update before every that many lists
+	}{{"read-mostly", 100}, {"write-heavy", 2}} {
+		for _, acks := range []int{0, 1} {
+			b.Run(fmt.Sprintf("%s/acks%d", load.name, acks), func(b *testing.B) {
+				c, rt := r.client(b, 2)
+				writer := newBenchStore(b, c, benchfix.Items(100))
+				var opts []redisstore.Option
+				if acks > 0 {
+					opts = append(opts, redisstore.WithReplicaAcks(acks, 500*time.Millisecond))
+				}
+				store, err := redisstore.New(c, append(opts, redisstore.WithKeyPrefix(writer.KeyPrefix()))...)
+				if err != nil {
+					b.Fatal(err)
+				}
+				ctx := context.Background()
+				api := benchAPI(b, store)
+				req := httptest.NewRequest(http.MethodGet, "/inventory", nil)
+				req.Header.Set("Authorization", benchfix.Bearer)
+				w := benchfix.NewWriter()
+				api.ServeHTTP(w, req)
+				if w.Status != http.StatusOK {
+					b.Fatalf("setup: status %d, body %.100s", w.Status, w.Body)
+				}
+				stats0 := store.Stats()
+				b.ReportAllocs()
+				m := startMeter(b, c, rt, r)
+				b.ResetTimer()
+				for i := range b.N {
+					if i%load.every == 0 {
+						b.StopTimer()
+						before := rt.n.Load()
+						if _, err := writer.SetQuantity(ctx, 1, benchQuantity(i)); err != nil {
+							b.Fatal(err)
+						}
+						m.rtts0 += rt.n.Load() - before
+						b.StartTimer()
+					}
+					w.Reset()
+					api.ServeHTTP(w, req)
+					if w.Status != http.StatusOK {
+						b.Fatalf("status %d: %s", w.Status, w.Body)
+					}
+				}
+				b.StopTimer()
+				m.report(b.N)
+				if got := store.Stats().AckShortfalls - stats0.AckShortfalls; got != 0 {
+					b.Fatalf("%d lists were not confirmed in time", got)
+				}
+			})
+		}
 	}
 }
 

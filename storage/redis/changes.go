@@ -152,7 +152,7 @@ func (e *logError) Error() string {
 	return fmt.Sprintf("change log entry %s: %s", e.id, e.msg)
 }
 
-// readLog reads the change log after the entry (id, nonce): the changes,
+// readLog reads the change log on c after the entry (id, nonce): the changes,
 // oldest first, and the cursor of the last entry read ("" when none
 // follows it). why is "" on success, otherwise the reason the log cannot
 // say what changed (logGone, logMoved, logReset, logCorrupt, with detail
@@ -167,10 +167,10 @@ func (e *logError) Error() string {
 // every write appends its entry in the transaction that applies it, so
 // the changes bring a state at id to the state at the log's end when the
 // last page was read.
-func (s *Store) readLog(ctx context.Context, id, nonce string) (log []inventory.Change, last, why string, bad error, err error) {
+func (s *Store) readLog(ctx context.Context, c redis.Cmdable, id, nonce string) (log []inventory.Change, last, why string, bad error, err error) {
 	page := max(s.logPage, 2)
 	for first := true; ; first = false {
-		msgs, err := s.client.XRangeN(ctx, s.logKey, id, "+", page).Result()
+		msgs, err := c.XRangeN(ctx, s.logKey, id, "+", page).Result()
 		if err != nil {
 			return nil, "", "", nil, err
 		}
@@ -275,6 +275,13 @@ func (s *Store) List(ctx context.Context) ([]inventory.Item, error) {
 // times. When the noted entry is trimmed away meanwhile, or a seed
 // replaced everything, it starts over (at most 5 times, then fails as
 // unavailable).
+//
+// With WithReplicaAcks(n, …) the state returned is one that n replicas
+// hold (see confirm.go): a read runs on one connection to the master and,
+// when it found anything after since (a full read always does), WAITs
+// there before returning; when fewer than n replicas acknowledge in time,
+// it fails as unavailable and returns nothing. A read that finds nothing
+// after since costs no WAIT.
 func (s *Store) ListChanges(ctx context.Context, since string) (inventory.Changes, error) {
 	const op = "list changes"
 	if err := ctx.Err(); err != nil {
@@ -287,23 +294,33 @@ func (s *Store) ListChanges(ctx context.Context, since string) (inventory.Change
 			return s.readAll(ctx, op)
 		}
 		var (
-			log       []inventory.Change
-			last, why string
-			bad       error
+			ch  inventory.Changes
+			why string
+			bad error
 		)
-		err := s.onceMoreIfCut(func() (err error) {
-			log, last, why, bad, err = s.readLog(ctx, id, nonce)
-			return err
+		err := s.onceMoreIfCut(func() error {
+			return s.readOn(ctx, func(c redis.Cmdable) error {
+				log, last, w, b, err := s.readLog(ctx, c, id, nonce)
+				if err != nil || w != "" {
+					why, bad = w, b
+					return err
+				}
+				if last == "" {
+					// Nothing after since: the state since names was
+					// confirmed when it was returned.
+					ch = inventory.Changes{Cursor: since}
+					return nil
+				}
+				ch = inventory.Changes{Cursor: last, Log: log}
+				return s.confirm(ctx, c, op)
+			})
 		})
 		if err != nil {
 			return inventory.Changes{}, s.fail(op, err)
 		}
 		switch why {
 		case "":
-			if last == "" {
-				return inventory.Changes{Cursor: since}, nil
-			}
-			return inventory.Changes{Cursor: last, Log: log}, nil
+			return ch, nil
 		case logCorrupt:
 			s.log.Warn("redisstore: "+why+"; reading the whole inventory", "key", s.logKey, "error", bad.Error())
 		case logGone, logMoved:
@@ -323,9 +340,14 @@ func (s *Store) readAll(ctx context.Context, op string) (inventory.Changes, erro
 			w   string
 			bad error
 		)
-		err := s.onceMoreIfCut(func() (err error) {
-			ch, w, bad, err = s.readAllOnce(ctx)
-			return err
+		err := s.onceMoreIfCut(func() error {
+			return s.readOn(ctx, func(c redis.Cmdable) (err error) {
+				ch, w, bad, err = s.readAllOnce(ctx, c)
+				if err != nil || w != "" {
+					return err
+				}
+				return s.confirm(ctx, c, op)
+			})
 		})
 		if err != nil {
 			return inventory.Changes{}, s.fail(op, err)
@@ -342,14 +364,14 @@ func (s *Store) readAll(ctx context.Context, op string) (inventory.Changes, erro
 		"redis %s: the change log moved under %d full reads in a row (%s); retry later", op, fullReadAttempts, why))
 }
 
-// readAllOnce is one attempt of a full read; why is not "" when the log
-// moved under it and it must start over.
-func (s *Store) readAllOnce(ctx context.Context) (ch inventory.Changes, why string, bad error, err error) {
+// readAllOnce is one attempt of a full read, on c; why is not "" when the
+// log moved under it and it must start over.
+func (s *Store) readAllOnce(ctx context.Context, c redis.Cmdable) (ch inventory.Changes, why string, bad error, err error) {
 	var (
 		rev  *redis.XMessageSliceCmd
 		hlen *redis.IntCmd
 	)
-	if _, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+	if _, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
 		rev = p.XRevRangeN(ctx, s.logKey, "+", "-", 1)
 		hlen = p.HLen(ctx, s.itemsKey)
 		return nil
@@ -366,7 +388,7 @@ func (s *Store) readAllOnce(ctx context.Context) (ch inventory.Changes, why stri
 		// No log yet (a new store, Clear, a restart without persistence),
 		// or its last entry has no nonce: log a position to start from.
 		nonce = newNonce()
-		id, err = s.client.XAdd(ctx, &redis.XAddArgs{
+		id, err = c.XAdd(ctx, &redis.XAddArgs{
 			Stream: s.logKey, MaxLen: s.maxLen(1), Approx: true,
 			Values: []string{"n", nonce, "op", opMark, "d", ""},
 		}).Result()
@@ -379,7 +401,7 @@ func (s *Store) readAllOnce(ctx context.Context) (ch inventory.Changes, why stri
 	var cur uint64
 	chunks := 0
 	for {
-		kv, next, err := s.client.HScan(ctx, s.itemsKey, cur, "", int64(s.scanCount)).Result()
+		kv, next, err := c.HScan(ctx, s.itemsKey, cur, "", int64(s.scanCount)).Result()
 		if err != nil {
 			return ch, "", nil, err
 		}
@@ -404,7 +426,7 @@ func (s *Store) readAllOnce(ctx context.Context) (ch inventory.Changes, why stri
 		}
 	}
 
-	log, last, why, bad, err := s.readLog(ctx, id, nonce)
+	log, last, why, bad, err := s.readLog(ctx, c, id, nonce)
 	if err != nil || why != "" {
 		return ch, why, bad, err
 	}

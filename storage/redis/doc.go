@@ -285,7 +285,11 @@
 // retrying it is safe). A write answered with success is then in the
 // memory of the master and of n replicas, which is what a failover keeps
 // when the replica promoted is one of them: see WithReplicaAcks for what
-// it does and does not promise.
+// it does and does not promise. Lists too show only a state n replicas
+// hold: a read that found something new runs WAIT on the one connection
+// it read on (a WAIT covers what its connection last saw; on a fresh
+// connection it would answer at once), and a state not held in time is
+// not returned but unavailable. A read that finds nothing new runs none.
 //
 // # Errors
 //

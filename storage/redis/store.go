@@ -131,9 +131,17 @@ func WithMaxRetries(n int) Option {
 // and then the largest replication offset, so it picks one that has the
 // write unless its priority says otherwise); it does not wait for disk
 // (WAITAOF does); and a write that failed with 503 may still be there.
+// Lists too: with n > 0, List and ListChanges return only a state that n
+// replicas hold, so that a failover to one of them never takes back what a
+// list showed (see confirm.go); a read that found something new WAITs on
+// the connection that read it, and fails with an error matching
+// inventory.ErrUnavailable when fewer than n acknowledge in time. A log
+// read that finds nothing new waits for nothing.
+//
 // The cost is one more round trip and the replicas' replication delay on
-// every write. n is 0 (off, the default) to 16; timeout is 1 ms or more
-// (WAIT's resolution) and should stay below the API's store timeout.
+// every write, and on every list that finds a change. n is 0 (off, the
+// default) to 16; timeout is 1 ms or more (WAIT's resolution) and should
+// stay below the API's store timeout.
 func WithReplicaAcks(n int, timeout time.Duration) Option {
 	return func(c *config) { c.acks, c.ackTimeout = n, timeout }
 }
@@ -276,8 +284,9 @@ type Stats struct {
 	// ClusterReloads counts the times the store asked a ClusterClient to
 	// reload its slot map after an error (see Store's doc: failover).
 	ClusterReloads uint64
-	// AckShortfalls counts writes that fewer replicas acknowledged than
-	// WithReplicaAcks asked for, each answered with ErrUnavailable.
+	// AckShortfalls counts writes, and list reads, that fewer replicas
+	// acknowledged than WithReplicaAcks asked for, each answered with
+	// ErrUnavailable.
 	AckShortfalls uint64
 	// ConfigFaults counts the calls (Ready included) that failed with a
 	// configuration fault (an error matching ErrMisconfigured): each
