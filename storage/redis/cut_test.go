@@ -153,6 +153,35 @@ func TestUpdateCut(t *testing.T) {
 			t.Fatalf("List = %v, %v; want pet 5 at 77", got, err)
 		}
 	})
+	t.Run("before EXEC, twice", func(t *testing.T) {
+		// A CLIENT KILL of every client cuts the pool's idle connections
+		// too: the first retry may be handed one of them.
+		s, p := cutStore(t, true)
+		hook := &cutOn{name: "watch", n: 2, p: p}
+		s.client.AddHook(hook)
+		it, err := s.SetQuantity(t.Context(), 5, 76)
+		if err != nil || it.Quantity != 76 {
+			t.Fatalf("SetQuantity cut twice before EXEC = %+v, %v; want it written", it, err)
+		}
+		if st := s.Stats(); p.Cuts() != 2 || st.CutRetries != 2 || st.CutAfterExec != 0 {
+			t.Errorf("%d cut, %+v; want 2, CutRetries 2 and CutAfterExec 0", p.Cuts(), st)
+		}
+	})
+	t.Run("before EXEC, every time", func(t *testing.T) {
+		s, p := cutStore(t, true)
+		hook := &cutOn{name: "watch", n: maxCutRetries + 1, p: p}
+		s.client.AddHook(hook)
+		_, err := s.SetQuantity(t.Context(), 5, 75)
+		if !errors.Is(err, inventory.ErrUnavailable) {
+			t.Fatalf("SetQuantity cut before every EXEC = %v; want unavailable after %d retries", err, maxCutRetries)
+		}
+		if st := s.Stats(); st.CutRetries != maxCutRetries || st.CutAfterExec != 0 {
+			t.Errorf("%+v; want CutRetries %d and CutAfterExec 0", st, maxCutRetries)
+		}
+		if got, err := s.List(t.Context()); err != nil || got[5].Quantity != 1 {
+			t.Fatalf("List = %v, %v; want pet 5 unchanged", got, err)
+		}
+	})
 	t.Run("EXEC in flight", func(t *testing.T) {
 		s, p := cutStore(t, true)
 		hook := &cutOn{name: "exec", n: 1, p: p}

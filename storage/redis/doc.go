@@ -146,7 +146,9 @@
 //     costs no list an answer: a list's read (a full read, or the XRANGE
 //     of a cursor) whose connection broke runs once more, on another
 //     connection (cut.go). An update cut before its EXEC was sent wrote
-//     nothing and runs once more; cut with its EXEC in flight, its outcome
+//     nothing and runs again, up to three times (a CLIENT KILL of every
+//     client also cuts the idle connections a retry may be handed); cut
+//     with its EXEC in flight, its outcome
 //     is unknown and it fails as unavailable (503), which a client may
 //     retry. go-redis's warnings about such connections are counted as one
 //     (GoRedisLogger).

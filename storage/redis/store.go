@@ -474,6 +474,13 @@ func infoField(info, field string) string {
 
 func field(petID int64) string { return strconv.FormatInt(petID, 10) }
 
+// maxCutRetries bounds how many times an update runs again when its
+// connection was cut before its EXEC was sent. More than once: a CLIENT
+// KILL of every client cuts the pool's idle connections too, and the
+// retry may be handed one of them before go-redis has noticed; each
+// attempt drops the connection it found cut, so a few suffice.
+const maxCutRetries = 3
+
 // SetQuantity replaces one pet's quantity with an optimistic transaction
 // in two round trips: WATCH of the pet's guard key (written only by Put
 // and Delete) and HGET of its entry in one pipeline on the transaction's
@@ -526,15 +533,15 @@ func (s *Store) SetQuantity(ctx context.Context, petID int64, quantity int) (inv
 		}
 		return err
 	}
-	cutRetried := false
+	cutRetries := 0
 	for n := 0; ; n++ {
 		err := attempt()
 		if err == nil {
 			return it, nil
 		}
 		if connectionCut(err) {
-			if !execSent && !cutRetried {
-				cutRetried = true
+			if !execSent && cutRetries < maxCutRetries {
+				cutRetries++
 				s.cutRetries.Add(1)
 				n-- // not an abort: WithMaxRetries counts those
 				continue
