@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gofiber/fiber/v2"
 	"github.com/petinventory/petinventory/conformancetest"
 	"github.com/petinventory/petinventory/inventory"
 )
@@ -40,6 +41,9 @@ type brokenCase struct {
 	// unrestorable marks a server whose breakage also defeats the
 	// suite's restoration (it reads a stale list, it adds, it creates).
 	unrestorable bool
+	// serve mounts the API, for a breakage no handler can make (what a
+	// framework answers before any handler runs); nil: net/http.
+	serve func(t testing.TB, api *inventory.API) string
 }
 
 // validAuth is the Authorization header the suite sends with the key.
@@ -152,6 +156,13 @@ var quantityRE = regexp.MustCompile(`"quantity"\s*:\s*(-?\d+)`)
 // brokenCases lists at least one broken server per check of the suite;
 // TestBrokenServers proves each is caught by its check.
 var brokenCases = []brokenCase{
+	// security: a Fiber app without the recipe's ErrorHandler answers an
+	// unparsable head with fasthttp's error, which quotes the head.
+	{name: "answers an unparsable head with the head, key included (Fiber's default ErrorHandler)",
+		check: "security/malformed-head-no-echo", mention: "repeats the API key",
+		serve: func(t testing.TB, api *inventory.API) string {
+			return serveFiberWith(t, api, fiber.Config{DisableStartupMessage: true, ErrorHandler: fiber.DefaultErrorHandler})
+		}},
 	// list
 	{name: "returns null for an empty list", check: "list/ok", mention: "not an array", empty: true,
 		wrap: onResponse(func(r *http.Request, rec *recorded) {

@@ -22,6 +22,9 @@ func serveBroken(t *testing.T, bc brokenCase) (string, inventory.Store) {
 	}
 	store := openMemory(t, items...)
 	api := newAPI(t, store, bc.opts...)
+	if bc.serve != nil {
+		return bc.serve(t, api), store
+	}
 	var h http.Handler = api
 	if bc.wrap != nil {
 		h = bc.wrap(api, api)

@@ -130,8 +130,17 @@ func serveFiberStreaming(t testing.TB, _ http.Handler, api *inventory.API) strin
 	})
 }
 
+// serveFiberWith serves the API on a Fiber app made with cfg and, as
+// docs/EMBEDDING.md's recipe sets them, inventoryfiber.ErrorHandler (when
+// cfg names no other) and fasthttp's SecureErrorLogMessage: without them
+// Fiber answers a request head it cannot parse with fasthttp's error,
+// which quotes the head and its key (security/malformed-head-no-echo).
 func serveFiberWith(t testing.TB, api *inventory.API, cfg fiber.Config) string {
+	if cfg.ErrorHandler == nil {
+		cfg.ErrorHandler = inventoryfiber.ErrorHandler
+	}
 	app := fiber.New(cfg)
+	app.Server().SecureErrorLogMessage = true
 	if err := inventoryfiber.Register(app.Group("/v1"), api); err != nil {
 		t.Fatal(err)
 	}
