@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -138,7 +139,8 @@ func (r *skippingReplica) List(context.Context) ([]inventory.Item, error) {
 // brokenDeployment is three replicas, one or all of them broken.
 type brokenDeployment struct {
 	name string
-	// mention must appear in a failure of the check.
+	// mention must match the first failure of the check (a regular
+	// expression).
 	mention string
 	// bases starts the replicas and returns their base URLs.
 	bases func(t *testing.T) []string
@@ -157,7 +159,11 @@ var brokenDeployments = []brokenDeployment{
 		api := newAPI(t, twoInstantsStore{openMemory(t, seed...)})
 		return []string{serveNetHTTP(t, nil, api), serveNetHTTP(t, nil, api), serveNetHTTP(t, nil, api)}
 	}},
-	{"a replica that skips one change in ten", "missed the update", func(t *testing.T) []string {
+	// A skipped change is missed by a later list only when no update of
+	// the same pet overwrites it first; on a loaded machine, with few
+	// operations, the run may instead show it as a set of requests that
+	// cannot be ordered, named request by request.
+	{"a replica that skips one change in ten", "missed the update|taken back|smallest set of requests found that cannot be ordered", func(t *testing.T) []string {
 		feed := &changeFeed{Store: openMemory(t, seed...)}
 		good := newAPI(t, feed)
 		skipping := newAPI(t, newSkippingReplica(t, feed))
@@ -183,7 +189,7 @@ func TestConsistencyCatchesBrokenReplicas(t *testing.T) {
 			if res.Outcome != conformancetest.Fail {
 				t.Fatalf("%s, want a failure: %s; %s", res.Outcome, res.Reason, res.Detail)
 			}
-			if !strings.Contains(res.Failures[0].Problem, d.mention) {
+			if !regexp.MustCompile(d.mention).MatchString(res.Failures[0].Problem) {
 				t.Errorf("the first failure does not say %q: %s", d.mention, res.Failures[0].Problem)
 			}
 			t.Logf("caught: %s\n%s", res.Failures[0].Problem, res.Detail)
