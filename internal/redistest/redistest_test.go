@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -102,8 +103,29 @@ func TestSentinelFailover(t *testing.T) {
 	}
 	killed := time.Now()
 	master.Kill()
-	promoted := s.WaitFailover(master, 60*time.Second)
+	promoted := s.WaitFailover(master, SentinelPromotedWithin)
 	t.Logf("sentinel: %s promoted %v after the kill of %s", promoted.Name, time.Since(killed).Round(time.Millisecond), master.Name)
+	other := s.Replicas()
+	if len(other) != 1 {
+		t.Fatalf("%d live replicas after the promotion, want 1", len(other))
+	}
+	if _, err := Replicated("redistest:failover-marker", promoted, other...); err != nil {
+		t.Fatalf("%s does not stream from %s: %v", other[0].Name, promoted.Name, err)
+	}
+	// Every sentinel has switched to the promoted master; for a while
+	// after its switch it could judge it down and fail it over again
+	// (see SentinelDownAfter). Watch past that window: the promotion must
+	// hold and keep its replica.
+	time.Sleep(SentinelDownAfter + 2*time.Second) // a window to watch, not a wait for a state
+	if down := s.JudgedDown(promoted); len(down) > 0 {
+		t.Errorf("a sentinel judged the promoted master down:\n%s", strings.Join(down, "\n"))
+	}
+	if now := s.Master(); now != promoted {
+		t.Errorf("the sentinels failed over again, from %s to %s", promoted.Name, now.Name)
+	}
+	if v, err := promoted.Info("replication", "connected_slaves"); err != nil || v != "1" {
+		t.Errorf("%s has %q connected replicas (%v), want 1", promoted.Name, v, err)
+	}
 }
 
 // TestClusterReplicaLag starts a cluster whose replicas replicate through
