@@ -3,6 +3,8 @@ package redistest
 import (
 	"fmt"
 	"net"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -183,5 +185,33 @@ func TestStartTLSNode(t *testing.T) {
 	}
 	if v, err := n.Do("CONFIG", "GET", "port"); err != nil || fmt.Sprint(v) != "[port 0]" {
 		t.Errorf("CONFIG GET port = %v, %v; want 0 (no plain port)", v, err)
+	}
+}
+
+// TestJudgedDown reads +sdown of a master from crafted sentinel logs: the
+// line of the node's port counts, not one of a port it is a prefix of,
+// nor a replica's.
+func TestJudgedDown(t *testing.T) {
+	logs := []string{
+		"1:X 27 Nov 2026 13:58:09.972 # +sdown master inventory-master 127.0.0.1 4000\n" +
+			"1:X 27 Nov 2026 13:58:10.076 # -sdown master inventory-master 127.0.0.1 4000\n",
+		"2:X 27 Nov 2026 13:58:09.972 # +sdown master inventory-master 127.0.0.1 40001\n" +
+			"2:X 27 Nov 2026 13:58:10.022 # +sdown slave 127.0.0.1:4000 127.0.0.1 4000 @ inventory-master 127.0.0.1 40001\n",
+	}
+	s := &SentinelSet{MasterName: "inventory-master", t: t}
+	for i, text := range logs {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "redis.log"), []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		s.Sentinels = append(s.Sentinels, &Node{Name: "sentinel-" + strconv.Itoa(i), Dir: dir})
+	}
+	got := s.JudgedDown(&Node{Port: 4000})
+	want := "sentinel-0: 1:X 27 Nov 2026 13:58:09.972 # +sdown master inventory-master 127.0.0.1 4000"
+	if len(got) != 1 || got[0] != want {
+		t.Errorf("JudgedDown = %q, want [%q]", got, want)
+	}
+	if got := s.JudgedDown(&Node{Port: 4001}); len(got) != 0 {
+		t.Errorf("JudgedDown of a node no sentinel judged down = %q", got)
 	}
 }

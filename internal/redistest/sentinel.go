@@ -350,8 +350,8 @@ func (s *SentinelSet) JudgedDown(n *Node) []string {
 	var lines []string
 	for _, sn := range s.Sentinels {
 		for line := range strings.Lines(sn.Log()) {
-			if strings.Contains(line, mark) {
-				lines = append(lines, sn.Name+": "+strings.TrimSpace(line))
+			if line = strings.TrimSpace(line); strings.HasSuffix(line, mark) { // the port ends the line
+				lines = append(lines, sn.Name+": "+line)
 			}
 		}
 	}
