@@ -3,7 +3,10 @@ package redistest
 import (
 	"fmt"
 	"net"
+	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -102,8 +105,29 @@ func TestSentinelFailover(t *testing.T) {
 	}
 	killed := time.Now()
 	master.Kill()
-	promoted := s.WaitFailover(master, 60*time.Second)
+	promoted := s.WaitFailover(master, SentinelPromotedWithin)
 	t.Logf("sentinel: %s promoted %v after the kill of %s", promoted.Name, time.Since(killed).Round(time.Millisecond), master.Name)
+	other := s.Replicas()
+	if len(other) != 1 {
+		t.Fatalf("%d live replicas after the promotion, want 1", len(other))
+	}
+	if _, err := Replicated("redistest:failover-marker", promoted, other...); err != nil {
+		t.Fatalf("%s does not stream from %s: %v", other[0].Name, promoted.Name, err)
+	}
+	// Every sentinel has switched to the promoted master; for a while
+	// after its switch it could judge it down and fail it over again
+	// (see SentinelDownAfter). Watch past that window: the promotion must
+	// hold and keep its replica.
+	time.Sleep(SentinelDownAfter + 2*time.Second) // a window to watch, not a wait for a state
+	if down := s.JudgedDown(promoted); len(down) > 0 {
+		t.Errorf("a sentinel judged the promoted master down:\n%s", strings.Join(down, "\n"))
+	}
+	if now := s.Master(); now != promoted {
+		t.Errorf("the sentinels failed over again, from %s to %s", promoted.Name, now.Name)
+	}
+	if v, err := promoted.Info("replication", "connected_slaves"); err != nil || v != "1" {
+		t.Errorf("%s has %q connected replicas (%v), want 1", promoted.Name, v, err)
+	}
 }
 
 // TestClusterReplicaLag starts a cluster whose replicas replicate through
@@ -161,5 +185,33 @@ func TestStartTLSNode(t *testing.T) {
 	}
 	if v, err := n.Do("CONFIG", "GET", "port"); err != nil || fmt.Sprint(v) != "[port 0]" {
 		t.Errorf("CONFIG GET port = %v, %v; want 0 (no plain port)", v, err)
+	}
+}
+
+// TestJudgedDown reads +sdown of a master from crafted sentinel logs: the
+// line of the node's port counts, not one of a port it is a prefix of,
+// nor a replica's.
+func TestJudgedDown(t *testing.T) {
+	logs := []string{
+		"1:X 27 Nov 2026 13:58:09.972 # +sdown master inventory-master 127.0.0.1 4000\n" +
+			"1:X 27 Nov 2026 13:58:10.076 # -sdown master inventory-master 127.0.0.1 4000\n",
+		"2:X 27 Nov 2026 13:58:09.972 # +sdown master inventory-master 127.0.0.1 40001\n" +
+			"2:X 27 Nov 2026 13:58:10.022 # +sdown slave 127.0.0.1:4000 127.0.0.1 4000 @ inventory-master 127.0.0.1 40001\n",
+	}
+	s := &SentinelSet{MasterName: "inventory-master", t: t}
+	for i, text := range logs {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "redis.log"), []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		s.Sentinels = append(s.Sentinels, &Node{Name: "sentinel-" + strconv.Itoa(i), Dir: dir})
+	}
+	got := s.JudgedDown(&Node{Port: 4000})
+	want := "sentinel-0: 1:X 27 Nov 2026 13:58:09.972 # +sdown master inventory-master 127.0.0.1 4000"
+	if len(got) != 1 || got[0] != want {
+		t.Errorf("JudgedDown = %q, want [%q]", got, want)
+	}
+	if got := s.JudgedDown(&Node{Port: 4001}); len(got) != 0 {
+		t.Errorf("JudgedDown of a node no sentinel judged down = %q", got)
 	}
 }

@@ -12,18 +12,45 @@ import (
 )
 
 // Sentinel timings of the sets StartSentinel makes: a master that does not
-// answer for SentinelDownAfter is subjectively down; with a quorum of 2
-// the failover starts about a second later and ends a second or two after
-// that.
+// answer two of the sentinels for SentinelDownAfter is objectively down
+// (quorum 2) and the failover starts; the promotion follows a second or
+// two later, so SentinelPromotedWithin of the kill on a loaded machine.
+//
+// SentinelDownAfter must stay well above one second. A sentinel retries a
+// broken link once a second at most (SENTINEL_PING_PERIOD, not tunable),
+// and on +switch-master it resets the master: its link is reopened under
+// that limit (the one to the dead master was just retried), the clock of
+// the unanswered PING starts at the switch, the "master down" replies of
+// the other sentinels from the first failover still count for the quorum,
+// and the failover delay (twice the failover-timeout) is cleared. With
+// 1000 ms a sentinel could judge the master it had just switched to down
+// before its first PONG arrived, and fail it over at once to the other
+// replica: the first promoted node stayed a master with no replica, the
+// second had none either (its only other replica is the killed node).
 const (
-	SentinelDownAfter       = 1000 * time.Millisecond
+	SentinelDownAfter = 2 * time.Second
+	// SentinelLastDownAfter is the down-after-milliseconds of the last
+	// sentinel of a set. A sentinel starts a failover, voting for itself,
+	// only once it sees the master down itself; if all three start at
+	// once, each has its own vote and none a majority, and the next try
+	// waits twice the failover-timeout. With the last one later, at most
+	// two sentinels compete, and the third votes for the first that asks
+	// (a sentinel votes whether or not it sees the master down): one of
+	// them always has two votes. The first two sentinels still make the
+	// quorum, so it does not slow the failover.
+	SentinelLastDownAfter = SentinelDownAfter + 3*time.Second
+	// SentinelPromotedWithin bounds the wait for a promotion after the
+	// master is killed: down-after, up to one PING period before that,
+	// the election, the promotion, with room for a loaded machine.
+	SentinelPromotedWithin  = SentinelDownAfter + 15*time.Second
 	SentinelFailoverTimeout = 10 * time.Second
 	// SentinelLagFailoverTimeout is the failover-timeout of a set whose
 	// replicas replicate through a delaying Proxy. A sentinel "fixes" a
 	// replica whose master address is not the master's own once the
 	// failover-timeout has passed since it saw it, which would take the
 	// proxy out; so with lag it is long (a second failover attempt, if
-	// the first stalls, waits twice this).
+	// the first stalls, would wait twice this, which SentinelLastDownAfter
+	// prevents).
 	SentinelLagFailoverTimeout = 120 * time.Second
 )
 
@@ -97,6 +124,10 @@ func StartSentinel(t testing.TB, opts SentinelOptions) *SentinelSet {
 		failoverTimeout = SentinelLagFailoverTimeout
 	}
 	for i := range 3 {
+		downAfter := SentinelDownAfter
+		if i == 2 {
+			downAfter = SentinelLastDownAfter
+		}
 		s.Sentinels = append(s.Sentinels, startNodeAs(t, "sentinel-"+strconv.Itoa(i), access{tls: conf}, func(port int, dir string) []string {
 			conf := filepath.Join(dir, "sentinel.conf")
 			name := s.MasterName
@@ -107,7 +138,7 @@ func StartSentinel(t testing.TB, opts SentinelOptions) *SentinelSet {
 			}
 			text := ports + fmt.Sprintf("bind 127.0.0.1\ndir %s\nlogfile %s\n", dir, filepath.Join(dir, "redis.log")) +
 				fmt.Sprintf("sentinel monitor %s 127.0.0.1 %d 2\n", name, master.Port) +
-				fmt.Sprintf("sentinel down-after-milliseconds %s %d\n", name, SentinelDownAfter.Milliseconds()) +
+				fmt.Sprintf("sentinel down-after-milliseconds %s %d\n", name, downAfter.Milliseconds()) +
 				fmt.Sprintf("sentinel failover-timeout %s %d\n", name, failoverTimeout.Milliseconds()) +
 				fmt.Sprintf("sentinel parallel-syncs %s 2\n", name)
 			if opts.DefaultUserOff {
@@ -308,4 +339,21 @@ func (s *SentinelSet) WaitFailover(old *Node, timeout time.Duration) *Node {
 // replication lag right now, as a reader of a replica would see it.
 func (s *SentinelSet) ReplicationDelay() (time.Duration, error) {
 	return Replicated("redistest:replication-marker", s.Master(), s.Replicas()...)
+}
+
+// JudgedDown returns the lines of the sentinels' logs that mark n, as the
+// master of the set, subjectively down (+sdown master). After a failover
+// to n there must be none: a sentinel that judged the master it had just
+// switched to down would fail it over again (see SentinelDownAfter).
+func (s *SentinelSet) JudgedDown(n *Node) []string {
+	mark := fmt.Sprintf("+sdown master %s 127.0.0.1 %d", s.MasterName, n.Port)
+	var lines []string
+	for _, sn := range s.Sentinels {
+		for line := range strings.Lines(sn.Log()) {
+			if line = strings.TrimSpace(line); strings.HasSuffix(line, mark) { // the port ends the line
+				lines = append(lines, sn.Name+": "+line)
+			}
+		}
+	}
+	return lines
 }
