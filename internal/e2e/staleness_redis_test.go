@@ -177,6 +177,7 @@ func runUnderLoad(t *testing.T, bases, loaded []string, bound time.Duration) (st
 // TestConsistencyCommand's, and TestConsistencyStalenessCatchesStaleCache's
 // through the library.)
 func TestStalenessRedisReplicas(t *testing.T) {
+	t.Parallel()
 	node := redisFor(t)
 	redisURL := "redis://" + node.Addr() + "/0"
 
@@ -287,6 +288,7 @@ var droppedRE = regexp.MustCompile(`(\d+) more failed, dropped`)
 // answer 503, never an older state), and a proxy that keeps serving its
 // held list through the pause fails, named with the update it missed.
 func TestStalenessRedisPause(t *testing.T) {
+	t.Parallel()
 	node := redisFor(t)
 	redisURL := "redis://" + node.Addr() + "/0"
 
@@ -336,8 +338,11 @@ func TestStalenessRedisPause(t *testing.T) {
 		during := held.Load() - before
 		res := readStaleness(t, wait(t, cmd, stdout, stderr))
 		load.stop()
-		res.summary(t, "proxy holding through the pause, "+strconv.FormatInt(held.Load(), 10)+" held answers ("+
-			strconv.FormatInt(during, 10)+" in the pause's first moments), "+load.String())
+		res.summary(t, "proxy holding through the pause, "+strconv.FormatInt(held.Load(), 10)+" held answers (the pause's first "+
+			strconv.FormatInt(during, 10)+" seen), "+load.String())
+		for _, l := range problemLines(res.stdout) {
+			t.Log(l)
+		}
 		if during == 0 {
 			t.Fatalf("the proxy answered no held list during the pause: the run proves nothing:\n%s", res.stdout)
 		}
