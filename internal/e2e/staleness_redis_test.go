@@ -62,11 +62,24 @@ var (
 	outcomeRE  = regexp.MustCompile(`(?m)^(PASS|FAIL|SKIP) +consistency/linearizable`)
 	detailRE   = regexp.MustCompile(`(?m)^consistency/linearizable: (.*)$`)
 	observedRE = regexp.MustCompile(`(?m)^consistency/linearizable: observed staleness: (.*)$`)
-	// The two forms of an exact observed staleness: 0, or the smallest
-	// bound to the millisecond with which the history passes.
+	// The forms of an observed staleness with a figure: 0, the smallest
+	// bound to the millisecond with which the history passes, or (when
+	// the checker ran out of time) a bound it passes with above one it
+	// fails with.
 	observedStrictRE = regexp.MustCompile(`^0 \(strict`)
 	observedMsRE     = regexp.MustCompile(`^([0-9.]+) ms \(the smallest bound`)
+	observedAtMostRE = regexp.MustCompile(`^at most ([0-9.]+) ms \(the history passes with it; the bounds between ([0-9.]+) ms and it`)
 )
+
+// msDuration reads a figure in milliseconds of the report.
+func msDuration(t *testing.T, s string) time.Duration {
+	t.Helper()
+	ms, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		t.Fatalf("%q ms: %v", s, err)
+	}
+	return time.Duration(ms * float64(time.Millisecond))
+}
 
 // readStaleness reads a finished run's text report.
 func readStaleness(t *testing.T, res cmdResult) staleResult {
@@ -84,11 +97,12 @@ func readStaleness(t *testing.T, res cmdResult) staleResult {
 		case observedStrictRE.MatchString(r.words):
 			r.observed = new(time.Duration)
 		case observedMsRE.MatchString(r.words):
-			ms, err := strconv.ParseFloat(observedMsRE.FindStringSubmatch(r.words)[1], 64)
-			if err != nil {
-				t.Fatalf("observed staleness %q: %v", r.words, err)
-			}
-			d := time.Duration(ms * float64(time.Millisecond))
+			d := msDuration(t, observedMsRE.FindStringSubmatch(r.words)[1])
+			r.observed = &d
+		case observedAtMostRE.MatchString(r.words):
+			// Above a bound that fails (so above 0), at most this one:
+			// judged by its upper end.
+			d := msDuration(t, observedAtMostRE.FindStringSubmatch(r.words)[1])
 			r.observed = &d
 		}
 	}
