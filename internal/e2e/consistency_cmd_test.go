@@ -16,7 +16,8 @@ import (
 // one -base-url per replica, -run '^consistency/', -consistency 10s,
 // -consistency-html FILE. It passes three examples/redis replicas on one
 // Redis, fails when one of them sits behind a cache that answers lists up
-// to 300 ms old (and writes FILE, an HTML page that the -html report
+// to 300 ms old, even judged against a staleness bound of 50 ms (and
+// writes FILE, an HTML page that the -html report
 // links to and that a browser draws, and saves the history, which
 // -consistency-replay judges again alike), and fails a server whose
 // update answers carry another write.
@@ -56,13 +57,15 @@ func TestConsistencyCommand(t *testing.T) {
 		picture := filepath.Join(dir, "stale.html")
 		report := filepath.Join(dir, "report.html")
 		history := filepath.Join(dir, "stale.json")
-		res := runCmd(t, bin, append(args(picture, rs[0].base, cache.URL+"/v1", rs[2].base), "-html", report, "-consistency-history", history)...)
+		res := runCmd(t, bin, append(args(picture, rs[0].base, cache.URL+"/v1", rs[2].base), "-html", report, "-consistency-history", history,
+			"-consistency-staleness", "50ms")...)
 		t.Logf("exit %d:\n%s", res.code, res.stdout)
 		if res.code != 1 || summaryRE.FindString(res.stdout) != "0 passed, 1 failed, 0 skipped" {
 			t.Fatalf("exit %d, want 1:\n%s%s", res.code, res.stdout, res.stderr)
 		}
-		if !strings.Contains(res.stdout, "missed the update") || !strings.Contains(res.stdout, cache.URL+"/v1: ") {
-			t.Errorf("the failure does not name the stale list and its base URL:\n%s", res.stdout)
+		if !strings.Contains(res.stdout, "missed the update") || !strings.Contains(res.stdout, cache.URL+"/v1: ") ||
+			!strings.Contains(res.stdout, "more than the staleness bound of 50 ms") {
+			t.Errorf("the failure does not name the stale list, its base URL and by how much it passed the bound:\n%s", res.stdout)
 		}
 		// The saved history, judged again without the deployment:
 		// the same verdict, words and exit status.

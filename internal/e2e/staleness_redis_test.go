@@ -1,0 +1,453 @@
+package e2e
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/petinventory/petinventory/internal/redistest"
+)
+
+// The staleness bound end to end: examples/redis processes (Gin, Fiber,
+// Gin) with -max-staleness 50ms on one real Redis, judged by
+// inventory-conformance -consistency-staleness 50ms under a load of
+// lists, with Redis healthy and paused for 2 s mid-run; strict processes
+// observed at 0; and a deployment that keeps serving its held list
+// through the pause caught. (A replica behind a cache 300 ms stale,
+// caught at 50 ms, is TestConsistencyCommand's.)
+
+// staleBound is the bound of the processes and of the judge.
+const staleBound = 50 * time.Millisecond
+
+// stalenessRun is how long each consistency run of these tests lasts.
+const stalenessRun = 10 * time.Second
+
+// staleResult is what a run of inventory-conformance said.
+type staleResult struct {
+	cmdResult
+	outcome  string         // PASS, FAIL or SKIP of consistency/linearizable
+	observed *time.Duration // the observed staleness, nil when the report gives no figure
+	words    string         // the observed staleness in the report's words
+	ops      string         // the result's detail line (what was judged)
+}
+
+// startStalenessCmd starts inventory-conformance for a run of
+// stalenessRun against bases, judged against bound.
+func startStalenessCmd(t *testing.T, bases []string, bound time.Duration) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
+	t.Helper()
+	args := []string{"-run", "^consistency/", "-consistency", stalenessRun.String(), "-consistency-staleness", bound.String()}
+	for _, b := range bases {
+		args = append(args, "-base-url", b)
+	}
+	return start(t, commandBinary(t), args...)
+}
+
+var (
+	outcomeRE  = regexp.MustCompile(`(?m)^(PASS|FAIL|SKIP) +consistency/linearizable`)
+	detailRE   = regexp.MustCompile(`(?m)^consistency/linearizable: (.*)$`)
+	observedRE = regexp.MustCompile(`(?m)^consistency/linearizable: observed staleness: (.*)$`)
+	// The forms of an observed staleness with a figure: 0, the smallest
+	// bound to the millisecond with which the history passes, or (when
+	// the checker ran out of time) a bound it passes with above one it
+	// fails with.
+	observedStrictRE = regexp.MustCompile(`^0 \(strict`)
+	observedMsRE     = regexp.MustCompile(`^([0-9.]+) ms \(the smallest bound`)
+	observedAtMostRE = regexp.MustCompile(`^at most ([0-9.]+) ms \(the history passes with it; the bounds between ([0-9.]+) ms and it`)
+)
+
+// msDuration reads a figure in milliseconds of the report.
+func msDuration(t *testing.T, s string) time.Duration {
+	t.Helper()
+	ms, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		t.Fatalf("%q ms: %v", s, err)
+	}
+	return time.Duration(ms * float64(time.Millisecond))
+}
+
+// readStaleness reads a finished run's text report.
+func readStaleness(t *testing.T, res cmdResult) staleResult {
+	t.Helper()
+	r := staleResult{cmdResult: res}
+	if m := outcomeRE.FindStringSubmatch(res.stdout); m != nil {
+		r.outcome = m[1]
+	}
+	if m := detailRE.FindStringSubmatch(res.stdout); m != nil {
+		r.ops = m[1]
+	}
+	if m := observedRE.FindStringSubmatch(res.stdout); m != nil {
+		r.words = strings.TrimSpace(m[1])
+		switch {
+		case observedStrictRE.MatchString(r.words):
+			r.observed = new(time.Duration)
+		case observedMsRE.MatchString(r.words):
+			d := msDuration(t, observedMsRE.FindStringSubmatch(r.words)[1])
+			r.observed = &d
+		case observedAtMostRE.MatchString(r.words):
+			// Above a bound that fails (so above 0), at most this one:
+			// judged by its upper end.
+			d := msDuration(t, observedAtMostRE.FindStringSubmatch(r.words)[1])
+			r.observed = &d
+		}
+	}
+	return r
+}
+
+// summary is the one line each test logs: its figures.
+func (r staleResult) summary(t *testing.T, what string) {
+	t.Helper()
+	t.Logf("%s: exit %d, %s, observed staleness %s; %s", what, r.code, r.outcome, r.words, r.ops)
+}
+
+// listLoad is a load of lists beside a run: a few goroutines listing
+// through bases in turn, on loopback, for as long as the run sends
+// requests (not while its checker judges), at most loadMost lists. It
+// counts its lists, those not 200, and the longest answer.
+type listLoad struct {
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	lists   atomic.Int64
+	not200  atomic.Int64
+	longest atomic.Int64 // ns
+}
+
+// loadWorkers and loadMost bound the load: it must not starve the run
+// of the machine's cores, only keep lists coming.
+const (
+	loadWorkers = 4
+	loadMost    = 200_000
+)
+
+func startListLoad(t *testing.T, bases []string) *listLoad {
+	ctx, cancel := context.WithTimeout(t.Context(), stalenessRun)
+	l := &listLoad{cancel: cancel}
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: loadWorkers}}
+	for w := range loadWorkers {
+		l.wg.Go(func() {
+			for i := w; ctx.Err() == nil && l.lists.Load() < loadMost; i++ {
+				req, err := http.NewRequestWithContext(ctx, http.MethodGet, bases[i%len(bases)]+"/inventory", nil)
+				if err != nil {
+					return
+				}
+				req.Header.Set("Authorization", "Bearer "+testKey)
+				began := time.Now()
+				resp, err := client.Do(req)
+				if err != nil {
+					continue // the load stops, or a process is gone: the run says which
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				took := int64(time.Since(began))
+				for old := l.longest.Load(); took > old && !l.longest.CompareAndSwap(old, took); old = l.longest.Load() {
+				}
+				l.lists.Add(1)
+				if resp.StatusCode != http.StatusOK {
+					l.not200.Add(1)
+				}
+			}
+		})
+	}
+	t.Cleanup(l.stop)
+	return l
+}
+
+func (l *listLoad) stop() { l.cancel(); l.wg.Wait() }
+
+func (l *listLoad) String() string {
+	return strconv.FormatInt(l.lists.Load(), 10) + " load lists (" + strconv.FormatInt(l.not200.Load(), 10) +
+		" not 200, the longest " + time.Duration(l.longest.Load()).Round(time.Millisecond).String() + ")"
+}
+
+// runUnderLoad runs inventory-conformance against bases, judged against
+// bound, with a load of lists through them.
+func runUnderLoad(t *testing.T, bases []string, bound time.Duration) (staleResult, *listLoad) {
+	t.Helper()
+	load := startListLoad(t, bases)
+	cmd, stdout, stderr := startStalenessCmd(t, bases, bound)
+	res := readStaleness(t, wait(t, cmd, stdout, stderr))
+	load.stop()
+	return res, load
+}
+
+// TestStalenessRedisReplicas: three bounded processes under load pass at
+// 50 ms with an observed staleness above 0 and at most 50 ms; three
+// strict processes under the same load are observed at 0. (A replica
+// behind a cache that answers lists up to 300 ms old failing at 50 ms is
+// TestConsistencyCommand's, and TestConsistencyStalenessCatchesStaleCache's
+// through the library.)
+func TestStalenessRedisReplicas(t *testing.T) {
+	t.Parallel()
+	node := redisFor(t)
+	redisURL := "redis://" + node.Addr() + "/0"
+
+	t.Run("bounded processes pass at 50ms", func(t *testing.T) {
+		rs := startReplicas(t, redisURL, "e2e-staleness-bounded", threeFrameworks, "-max-staleness", staleBound.String())
+		res, load := runUnderLoad(t, bases(rs), staleBound)
+		res.summary(t, "bounded, "+load.String())
+		if res.code != 0 || res.outcome != "PASS" {
+			t.Fatalf("exit %d, %s:\n%s%s", res.code, res.outcome, res.stdout, res.stderr)
+		}
+		if res.observed == nil || *res.observed <= 0 || *res.observed > staleBound {
+			t.Fatalf("observed staleness %q: want above 0 and at most %v:\n%s", res.words, staleBound, res.stdout)
+		}
+	})
+
+	t.Run("strict processes are observed at 0", func(t *testing.T) {
+		rs := startReplicas(t, redisURL, "e2e-staleness-strict", threeFrameworks)
+		res, load := runUnderLoad(t, bases(rs), staleBound)
+		res.summary(t, "strict, "+load.String())
+		if res.code != 0 || res.outcome != "PASS" {
+			t.Fatalf("exit %d, %s:\n%s%s", res.code, res.outcome, res.stdout, res.stderr)
+		}
+		if res.observed == nil || *res.observed != 0 {
+			t.Fatalf("observed staleness %q: want 0:\n%s", res.words, res.stdout)
+		}
+	})
+}
+
+// holdingProxy is a deployment broken on purpose: in front of a bounded
+// replica, it forwards every request and keeps the last 200 list it got;
+// while its store is paused (holding), it answers every list with the
+// list it held when the pause began, as a build that "stays up when the
+// store is down" would, instead of taking the strict path that answers
+// 503. held counts the lists it answered so.
+type holdingProxy struct {
+	proxy   *httputil.ReverseProxy
+	mu      sync.Mutex
+	last    *recorded
+	holding bool
+	held    atomic.Int64
+}
+
+func newHoldingProxy(origin *url.URL) *holdingProxy {
+	return &holdingProxy{proxy: httputil.NewSingleHostReverseProxy(origin)}
+}
+
+func (p *holdingProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet || !strings.HasSuffix(r.URL.Path, "/inventory") {
+		p.proxy.ServeHTTP(w, r)
+		return
+	}
+	p.mu.Lock()
+	if p.holding && p.last != nil {
+		rec := p.last
+		p.mu.Unlock()
+		p.held.Add(1)
+		writeRecorded(w, rec)
+		return
+	}
+	p.mu.Unlock()
+	rec := serveRecorded(p.proxy, r)
+	p.mu.Lock()
+	if rec.status == http.StatusOK && !p.holding {
+		p.last = rec
+	}
+	p.mu.Unlock()
+	writeRecorded(w, rec)
+}
+
+// quantities reads a list answer's body (gzip or not) as pet → quantity.
+func quantities(rec *recorded) (map[int64]int64, error) {
+	var body io.Reader = bytes.NewReader(rec.body)
+	if rec.header.Get("Content-Encoding") == "gzip" {
+		zr, err := gzip.NewReader(body)
+		if err != nil {
+			return nil, err
+		}
+		body = zr
+	}
+	var items []struct {
+		PetID    int64 `json:"petId"`
+		Quantity int64 `json:"quantity"`
+	}
+	if err := json.NewDecoder(body).Decode(&items); err != nil {
+		return nil, err
+	}
+	out := make(map[int64]int64, len(items))
+	for _, it := range items {
+		out[it.PetID] = it.Quantity
+	}
+	return out, nil
+}
+
+// pauseBehind sends CLIENT PAUSE 2000 ALL to node, and starts p holding,
+// at a moment the run writes and p's list lacks one of its writes: a
+// strict list through base (Cache-Control: no-cache) shows a quantity of
+// the run (they start at 1 000 000) that p's list does not. p stays
+// locked from that list to the pause, so that what it holds is that
+// behind. It stops p holding once Redis answers again.
+func pauseBehind(t *testing.T, node *redistest.Node, base string, p *holdingProxy) {
+	t.Helper()
+	err := redistest.Poll(20*time.Second, func() error {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if p.last == nil {
+			return errors.New("the proxy holds no list yet")
+		}
+		held, err := quantities(p.last)
+		if err != nil {
+			return err
+		}
+		req := authorized(t, base+"/inventory")
+		req.Header.Set("Cache-Control", "no-cache")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return err
+		}
+		now, err := quantities(serveRecordedResponse(resp))
+		if err != nil {
+			return err
+		}
+		behind := false
+		for id, q := range now {
+			if q >= 1_000_000 && held[id] != q {
+				behind = true
+			}
+		}
+		if !behind {
+			return errors.New("the proxy's list shows every write of the run yet")
+		}
+		if v, err := node.DoString("CLIENT", "PAUSE", "2000", "ALL"); err != nil || v != "OK" {
+			return fmt.Errorf("CLIENT PAUSE 2000 ALL: %q, %v", v, err)
+		}
+		p.holding = true
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Redis answers again when the pause is over.
+	if err := redistest.Poll(10*time.Second, func() error { _, err := node.Do("PING"); return err }); err != nil {
+		t.Fatal(err)
+	}
+	p.mu.Lock()
+	p.holding = false
+	p.mu.Unlock()
+}
+
+// serveRecordedResponse reads resp as a recorded answer.
+func serveRecordedResponse(resp *http.Response) *recorded {
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return &recorded{status: resp.StatusCode, header: resp.Header, body: b}
+}
+
+// pauseOnceWriting sends CLIENT PAUSE 2000 ALL to node once the run
+// writes: a list through base shows one of its quantities (they start at
+// 1 000 000, in an inventory of the test's own prefix).
+func pauseOnceWriting(t *testing.T, node *redistest.Node, base string) {
+	t.Helper()
+	err := redistest.Poll(20*time.Second, func() error {
+		resp, err := http.DefaultClient.Do(authorized(t, base+"/inventory"))
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		var items []struct{ Quantity int64 }
+		if err := json.NewDecoder(resp.Body).Decode(&items); err != nil {
+			return err
+		}
+		for _, it := range items {
+			if it.Quantity >= 1_000_000 {
+				return nil
+			}
+		}
+		return errors.New("no write of the run shows yet")
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, err := node.DoString("CLIENT", "PAUSE", "2000", "ALL"); err != nil || v != "OK" {
+		t.Fatalf("CLIENT PAUSE 2000 ALL: %q, %v", v, err)
+	}
+}
+
+// pausedArgs are the settings of the processes Redis is paused under: a
+// bound of 50 ms, and a store timeout of 200 ms, so that a list or update
+// the pause holds answers 503 within it and the run's clients keep
+// sending through the pause (with the default 2 s, each would wait the
+// pause out on its first request and no list would be sent in it).
+var pausedArgs = []string{"-max-staleness", staleBound.String(), "-store-timeout", "200ms"}
+
+// droppedRE reads the number of the run's lists that failed (a 503 in
+// the pause) from its detail.
+var droppedRE = regexp.MustCompile(`(\d+) more failed, dropped`)
+
+// TestStalenessRedisPause: the three bounded processes still pass at
+// 50 ms with Redis paused for 2 s mid-run (the lists the pause holds
+// answer 503, never an older state), and a proxy that keeps serving the
+// list it held when the pause began fails, named with the update it
+// missed.
+func TestStalenessRedisPause(t *testing.T) {
+	t.Parallel()
+	node := redisFor(t)
+	redisURL := "redis://" + node.Addr() + "/0"
+
+	t.Run("bounded processes pass through a 2s pause", func(t *testing.T) {
+		rs := startReplicas(t, redisURL, "e2e-staleness-pause", threeFrameworks, pausedArgs...)
+		load := startListLoad(t, bases(rs))
+		cmd, stdout, stderr := startStalenessCmd(t, bases(rs), staleBound)
+		pauseOnceWriting(t, node, rs[0].base)
+		res := readStaleness(t, wait(t, cmd, stdout, stderr))
+		load.stop()
+		res.summary(t, "paused 2s, "+load.String())
+		if res.code != 0 || res.outcome != "PASS" {
+			t.Fatalf("exit %d, %s:\n%s%s", res.code, res.outcome, res.stdout, res.stderr)
+		}
+		if res.observed == nil || *res.observed > staleBound {
+			t.Fatalf("observed staleness %q: want at most %v:\n%s", res.words, staleBound, res.stdout)
+		}
+		// The pause met the run's lists: else the run proved nothing of
+		// it.
+		if m := droppedRE.FindStringSubmatch(res.ops); m == nil || m[1] == "0" {
+			t.Fatalf("no list of the run failed in the pause: the run proves nothing of it:\n%s", res.stdout)
+		}
+	})
+
+	t.Run("a proxy serving its held list through the pause fails", func(t *testing.T) {
+		rs := startReplicas(t, redisURL, "e2e-staleness-pause-proxy", threeFrameworks, pausedArgs...)
+		origin, err := url.Parse(strings.TrimSuffix(rs[1].base, "/v1"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := newHoldingProxy(origin)
+		proxy := httptest.NewServer(p)
+		t.Cleanup(proxy.Close)
+		all := []string{rs[0].base, proxy.URL + "/v1", rs[2].base}
+		load := startListLoad(t, all)
+		cmd, stdout, stderr := startStalenessCmd(t, all, staleBound)
+		pauseBehind(t, node, rs[0].base, p)
+		res := readStaleness(t, wait(t, cmd, stdout, stderr))
+		load.stop()
+		res.summary(t, "proxy holding through the pause, "+strconv.FormatInt(p.held.Load(), 10)+" held answers, "+load.String())
+		for _, l := range problemLines(res.stdout) {
+			t.Log(l)
+		}
+		if p.held.Load() == 0 {
+			t.Fatalf("the proxy answered no held list during the pause: the run proves nothing:\n%s", res.stdout)
+		}
+		if res.code != 1 || res.outcome != "FAIL" {
+			t.Fatalf("exit %d, %s; want 1, FAIL:\n%s%s", res.code, res.outcome, res.stdout, res.stderr)
+		}
+		if !strings.Contains(res.stdout, "the list by client") || !strings.Contains(res.stdout, "through "+proxy.URL+"/v1") ||
+			!strings.Contains(res.stdout, "missed the update") || !strings.Contains(res.stdout, "more than the staleness bound of 50 ms") {
+			t.Errorf("the failure does not name the held list, its base URL and the update it missed beyond the bound:\n%s", res.stdout)
+		}
+	})
+}
