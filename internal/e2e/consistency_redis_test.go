@@ -221,13 +221,23 @@ var takenBackRE = regexp.MustCompile(`(?i)missed|lost|taken back`)
 var problemRE = regexp.MustCompile(`(?m)^\s+problem:\s+(.*)$`)
 
 // waitIntoRun waits until a list through base shows a write of the
-// consistency run (its quantities start at 1 000 000), then until d has
-// passed since, and returns when the run's first write was seen: the
-// command starts writing a moment after it starts, so times of the run
-// count from there.
+// consistency run (waitForRunWrite), then until d has passed since, and
+// returns when the run's first write was seen: the command starts writing
+// a moment after it starts, so times of the run count from there.
 func waitIntoRun(t *testing.T, base string, d time.Duration) time.Time {
 	t.Helper()
-	err := redistest.Poll(30*time.Second, func() error {
+	waitForRunWrite(t, base, 30*time.Second)
+	first := time.Now()
+	time.Sleep(d) // a point of the run to kill at, not a wait for a state
+	return first
+}
+
+// waitForRunWrite waits, at most within, until a list through base shows
+// a write of the consistency run: one of its quantities, which start at
+// 1 000 000 (in an inventory of the test's own prefix).
+func waitForRunWrite(t *testing.T, base string, within time.Duration) {
+	t.Helper()
+	err := redistest.Poll(within, func() error {
 		resp, err := http.DefaultClient.Do(authorized(t, base+"/inventory"))
 		if err != nil {
 			return err
@@ -245,9 +255,6 @@ func waitIntoRun(t *testing.T, base string, d time.Duration) time.Time {
 	if err != nil {
 		t.Fatal(err)
 	}
-	first := time.Now()
-	time.Sleep(d) // a point of the run to kill at, not a wait for a state
-	return first
 }
 
 // TestConsistencyRedisSentinelFailover runs the consistency check through

@@ -349,30 +349,10 @@ func serveRecordedResponse(resp *http.Response) *recorded {
 }
 
 // pauseOnceWriting sends CLIENT PAUSE 2000 ALL to node once the run
-// writes: a list through base shows one of its quantities (they start at
-// 1 000 000, in an inventory of the test's own prefix).
+// writes (waitForRunWrite).
 func pauseOnceWriting(t *testing.T, node *redistest.Node, base string) {
 	t.Helper()
-	err := redistest.Poll(20*time.Second, func() error {
-		resp, err := http.DefaultClient.Do(authorized(t, base+"/inventory"))
-		if err != nil {
-			return err
-		}
-		defer resp.Body.Close()
-		var items []struct{ Quantity int64 }
-		if err := json.NewDecoder(resp.Body).Decode(&items); err != nil {
-			return err
-		}
-		for _, it := range items {
-			if it.Quantity >= 1_000_000 {
-				return nil
-			}
-		}
-		return errors.New("no write of the run shows yet")
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	waitForRunWrite(t, base, 20*time.Second)
 	if v, err := node.DoString("CLIENT", "PAUSE", "2000", "ALL"); err != nil || v != "OK" {
 		t.Fatalf("CLIENT PAUSE 2000 ALL: %q, %v", v, err)
 	}
