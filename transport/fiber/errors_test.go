@@ -1,33 +1,16 @@
 package inventoryfiber_test
 
 import (
-	"io"
 	"net"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/petinventory/petinventory/internal/benchfix"
 	"github.com/petinventory/petinventory/inventory"
 	memstore "github.com/petinventory/petinventory/storage/memory"
 	inventoryfiber "github.com/petinventory/petinventory/transport/fiber"
 )
-
-// malformed sends head on a socket of its own and returns the answer.
-func malformed(t *testing.T, addr, head string) string {
-	t.Helper()
-	conn, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
-	if _, err := io.WriteString(conn, head); err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(conn)
-	return string(b)
-}
 
 // TestErrorHandlerHidesTheHead: fasthttp's error for a head it cannot
 // parse quotes the head; Fiber's default ErrorHandler answers that text,
@@ -67,7 +50,7 @@ func TestErrorHandlerHidesTheHead(t *testing.T) {
 	echoed := 0
 	plain := serve(fiber.Config{})
 	for _, head := range heads {
-		if strings.Contains(malformed(t, plain, head), key) {
+		if strings.Contains(benchfix.RawAnswer(t, plain, head), key) {
 			echoed++
 		}
 	}
@@ -76,7 +59,7 @@ func TestErrorHandlerHidesTheHead(t *testing.T) {
 	}
 	safe := serve(fiber.Config{ErrorHandler: inventoryfiber.ErrorHandler})
 	for what, head := range heads {
-		got := malformed(t, safe, head)
+		got := benchfix.RawAnswer(t, safe, head)
 		if strings.Contains(got, key) {
 			t.Errorf("%s: the answer repeats the key: %q", what, got)
 		}

@@ -1,18 +1,15 @@
 package demo
 
 import (
-	"bytes"
 	"context"
-	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/gin-gonic/gin"
+	"github.com/petinventory/petinventory/internal/benchfix"
+	"github.com/petinventory/petinventory/internal/proctest"
 	"github.com/petinventory/petinventory/inventory"
 	memstore "github.com/petinventory/petinventory/storage/memory"
 	inventoryfiber "github.com/petinventory/petinventory/transport/fiber"
@@ -21,33 +18,8 @@ import (
 
 const testKey = "demo-malformed-test-key-7d21"
 
-// malformedHeads are request heads no HTTP parser accepts, each carrying
-// the key.
-var malformedHeads = map[string]string{
-	"control byte in a value":       "GET /v1/inventory HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + testKey + "\r\nX-Probe: a\x01b\r\n\r\n",
-	"NUL in a value":                "GET /v1/inventory HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + testKey + "\r\nX-Probe: a\x00b\r\n\r\n",
-	"control byte in Authorization": "GET /v1/inventory HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + testKey + "\x01\r\n\r\n",
-	"invalid header name":           "GET /v1/inventory HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + testKey + "\r\nX Pro(be): x\r\n\r\n",
-	"bad request line":              "GET /v1/inventory HTTP/1.1 extra\r\nHost: x\r\nAuthorization: Bearer " + testKey + "\r\n\r\n",
-}
-
-// syncBuffer is a log the servers write from their goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+// malformedHeads carry the demo's key (benchfix.MalformedHeads).
+var malformedHeads = benchfix.MalformedHeads(testKey)
 
 // TestMalformedHeadsNoEcho: the examples' Gin, Fiber and net/http servers
 // (the embedding recipes: ServeHTTP, NewFiberApp and ServeFiber) answer
@@ -60,7 +32,7 @@ func TestMalformedHeadsNoEcho(t *testing.T) {
 	}
 	for _, fw := range []string{"gin", "fiber", "net/http"} {
 		t.Run(strings.ReplaceAll(fw, "/", ""), func(t *testing.T) {
-			logs := &syncBuffer{}
+			logs := &proctest.Buffer{}
 			log := slog.New(slog.NewTextHandler(logs, nil))
 			api, err := inventory.New(store, inventory.WithAPIKeys(testKey), inventory.WithLogger(log))
 			if err != nil {
@@ -97,7 +69,7 @@ func TestMalformedHeadsNoEcho(t *testing.T) {
 				go func() { done <- ServeHTTP(ctx, log, ln, mux) }()
 			}
 			for what, head := range malformedHeads {
-				answer := rawAnswer(t, ln.Addr().String(), head)
+				answer := benchfix.RawAnswer(t, ln.Addr().String(), head)
 				if strings.Contains(answer, testKey) {
 					t.Errorf("%s: the answer repeats the key: %q", what, answer)
 				}
@@ -114,21 +86,4 @@ func TestMalformedHeadsNoEcho(t *testing.T) {
 			}
 		})
 	}
-}
-
-// rawAnswer writes head on a connection of its own and returns all that
-// comes back until the server closes (5 s at most).
-func rawAnswer(t *testing.T, addr, head string) string {
-	t.Helper()
-	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
-	if _, err := io.WriteString(conn, head); err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(conn)
-	return string(b)
 }

@@ -2,15 +2,14 @@ package hardening
 
 import (
 	"errors"
-	"io"
-	"net"
 	"net/http"
 	"os/exec"
 	"regexp"
 	"runtime"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/petinventory/petinventory/internal/benchfix"
 )
 
 // looksLikeKey matches what a generated key would look like in the output:
@@ -57,17 +56,8 @@ func TestVersion(t *testing.T) {
 	summary(t, "-version: exit 0, %s", strings.TrimSpace(string(out)))
 }
 
-// malformedHeads are request heads no HTTP parser accepts, each carrying
-// the key: fasthttp's answer to them once quoted the raw head.
-var malformedHeads = map[string]string{
-	"control byte in a value":       "GET /v1/inventory HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + apiKey + "\r\nX-Probe: a\x01b\r\n\r\n",
-	"NUL in a value":                "GET /v1/inventory HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + apiKey + "\r\nX-Probe: a\x00b\r\n\r\n",
-	"control byte in Authorization": "GET /v1/inventory HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + apiKey + "\x01\r\n\r\n",
-	"invalid header name":           "GET /v1/inventory HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + apiKey + "\r\nX Pro(be): x\r\n\r\n",
-	"bad request line":              "GET /v1/inventory HTTP/1.1 extra\r\nHost: x\r\nAuthorization: Bearer " + apiKey + "\r\n\r\n",
-	"bad version":                   "GET /v1/inventory HTTP/x.y\r\nHost: x\r\nAuthorization: Bearer " + apiKey + "\r\n\r\n",
-	"body after a bad head":         "PATCH /v1/inventory/1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + apiKey + "\r\nContent-Length: 14\r\nX-Probe: a\x01b\r\n\r\n{\"quantity\":1}",
-}
+// malformedHeads carry the server's key (benchfix.MalformedHeads).
+var malformedHeads = benchfix.MalformedHeads(apiKey)
 
 // TestMalformedHeadsNoEcho: on both frameworks, no answer to a malformed
 // head repeats the key (nor does the log: startServer checks the whole
@@ -79,7 +69,7 @@ func TestMalformedHeadsNoEcho(t *testing.T) {
 			s := startServer(t, fw, r.url())
 			addr := strings.TrimPrefix(s.Base, "http://")
 			for what, head := range malformedHeads {
-				answer := rawAnswer(t, addr, head)
+				answer := benchfix.RawAnswer(t, addr, head)
 				if strings.Contains(answer, apiKey) {
 					t.Errorf("%s: the answer repeats the key: %q", what, answer)
 				}
@@ -93,21 +83,4 @@ func TestMalformedHeadsNoEcho(t *testing.T) {
 			summary(t, "%s: %d malformed heads carrying the key: 400 each, the key in no answer and no log line", fw, len(malformedHeads))
 		})
 	}
-}
-
-// rawAnswer writes head on a connection of its own and returns all that
-// comes back until the server closes (5 s at most).
-func rawAnswer(t *testing.T, addr, head string) string {
-	t.Helper()
-	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
-	if _, err := io.WriteString(conn, head); err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(conn)
-	return string(b)
 }
