@@ -2,8 +2,10 @@
 // share (transport/gin, transport/fiber, inventory, storage/redis), so that
 // the library and its baselines are measured on the same inventory, key and
 // request bodies everywhere; and the check of a list large enough to come
-// in pieces (LargeList), which every adapter's tests run. It is internal:
-// nothing outside this repository's tests uses it.
+// in pieces (LargeList), which every adapter's tests run, and the request
+// heads no parser accepts that the servers must not echo (MalformedHeads,
+// RawAnswer). It is internal: nothing outside this repository's tests uses
+// it.
 package benchfix
 
 import (
