@@ -30,6 +30,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/gin-gonic/gin"
 	"github.com/gofiber/contrib/otelfiber/v2"
@@ -277,6 +278,25 @@ type promObserver struct {
 	requests        *prometheus.CounterVec
 	requestDuration *prometheus.HistogramVec
 	storeDuration   *prometheus.HistogramVec
+	// series holds each request label set's counter and histogram once
+	// looked up: WithLabelValues hashes the labels and takes a lock on
+	// every call, which on a list answered from memory was most of the
+	// observer's cost. The keys are few (see above), so it stays small.
+	series sync.Map // requestLabels -> requestSeries
+}
+
+// requestLabels are a request's labels, the method already folded.
+type requestLabels struct {
+	route  inventory.Route
+	method string
+	status int
+	code   inventory.Code
+}
+
+// requestSeries are the metrics one requestLabels records into.
+type requestSeries struct {
+	count    prometheus.Counter
+	duration prometheus.Observer
 }
 
 func newPromObserver() *promObserver {
@@ -299,9 +319,18 @@ func newPromObserver() *promObserver {
 }
 
 func (p *promObserver) ObserveRequest(_ context.Context, r inventory.RequestObservation) {
-	route, method := r.Route.String(), inventoryotel.Method(r.Method)
-	p.requests.WithLabelValues(route, method, strconv.Itoa(r.Status), string(r.Code)).Inc()
-	p.requestDuration.WithLabelValues(route, method).Observe(r.Duration.Seconds())
+	k := requestLabels{route: r.Route, method: inventoryotel.Method(r.Method), status: r.Status, code: r.Code}
+	s, ok := p.series.Load(k)
+	if !ok {
+		route := k.route.String()
+		s, _ = p.series.LoadOrStore(k, requestSeries{
+			count:    p.requests.WithLabelValues(route, k.method, strconv.Itoa(k.status), string(k.code)),
+			duration: p.requestDuration.WithLabelValues(route, k.method),
+		})
+	}
+	series := s.(requestSeries)
+	series.count.Inc()
+	series.duration.Observe(r.Duration.Seconds())
 }
 
 func (p *promObserver) ObserveStore(_ context.Context, s inventory.StoreObservation) {
