@@ -469,6 +469,9 @@ type UnsupportedMediaTypeErrorStatus int
 // AcceptEncoding defines model for AcceptEncoding.
 type AcceptEncoding = string
 
+// CacheControl defines model for CacheControl.
+type CacheControl = string
+
 // IfNoneMatch defines model for IfNoneMatch.
 type IfNoneMatch = string
 
@@ -514,6 +517,13 @@ type ListInventoryParams struct {
 	// tag of a state older than an update answered before the request
 	// began never matches.
 	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
+
+	// CacheControl With the `no-cache` directive (RFC 9111 section 5.2.1.4), a list
+	// on a deployment with a staleness bound is answered as without it:
+	// it reflects every update answered before the request began. Other
+	// directives, and this header on a deployment without a bound,
+	// change nothing.
+	CacheControl *CacheControl `json:"Cache-Control,omitempty"`
 }
 
 // HeadInventoryParams defines parameters for HeadInventory.
@@ -534,6 +544,13 @@ type HeadInventoryParams struct {
 	// tag of a state older than an update answered before the request
 	// began never matches.
 	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
+
+	// CacheControl With the `no-cache` directive (RFC 9111 section 5.2.1.4), a list
+	// on a deployment with a staleness bound is answered as without it:
+	// it reflects every update answered before the request began. Other
+	// directives, and this header on a deployment without a bound,
+	// change nothing.
+	CacheControl *CacheControl `json:"Cache-Control,omitempty"`
 }
 
 // UpdateInventoryJSONRequestBody defines body for UpdateInventory for application/json ContentType.
@@ -626,6 +643,12 @@ type ClientInterface interface {
 	// began, on any process serving the same store, conditional requests
 	// included: a 304 is never given for an older state.
 	//
+	// A deployment may opt in to a staleness bound d (the server's
+	// `-max-staleness`): the answer then reflects every update answered
+	// at least d before the request began, still as one snapshot, and a
+	// request with `Cache-Control: no-cache` gets the answer without the
+	// bound.
+	//
 	// Corresponds with GET /inventory (the `ListInventory` operationId).
 	ListInventory(ctx context.Context, params *ListInventoryParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -707,6 +730,12 @@ type ClientInterface interface {
 // The answer reflects every update answered before the request
 // began, on any process serving the same store, conditional requests
 // included: a 304 is never given for an older state.
+//
+// A deployment may opt in to a staleness bound d (the server's
+// `-max-staleness`): the answer then reflects every update answered
+// at least d before the request began, still as one snapshot, and a
+// request with `Cache-Control: no-cache` gets the answer without the
+// bound.
 //
 // Corresponds with GET /inventory (the `ListInventory` operationId).
 func (c *Client) ListInventory(ctx context.Context, params *ListInventoryParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -877,6 +906,17 @@ func NewListInventoryRequest(server string, params *ListInventoryParams) (*http.
 			req.Header.Set("If-None-Match", headerParam1)
 		}
 
+		if params.CacheControl != nil {
+			var headerParam2 string
+
+			headerParam2, err = runtime.StyleParamWithOptions("simple", false, "Cache-Control", *params.CacheControl, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Cache-Control", headerParam2)
+		}
+
 	}
 
 	return req, nil
@@ -928,6 +968,17 @@ func NewHeadInventoryRequest(server string, params *HeadInventoryParams) (*http.
 			}
 
 			req.Header.Set("If-None-Match", headerParam1)
+		}
+
+		if params.CacheControl != nil {
+			var headerParam2 string
+
+			headerParam2, err = runtime.StyleParamWithOptions("simple", false, "Cache-Control", *params.CacheControl, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Cache-Control", headerParam2)
 		}
 
 	}
@@ -1046,6 +1097,12 @@ type ClientWithResponsesInterface interface {
 	// The answer reflects every update answered before the request
 	// began, on any process serving the same store, conditional requests
 	// included: a 304 is never given for an older state.
+	//
+	// A deployment may opt in to a staleness bound d (the server's
+	// `-max-staleness`): the answer then reflects every update answered
+	// at least d before the request began, still as one snapshot, and a
+	// request with `Cache-Control: no-cache` gets the answer without the
+	// bound.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -1494,6 +1551,12 @@ func (r UpdateInventoryResponse) ContentType() string {
 // The answer reflects every update answered before the request
 // began, on any process serving the same store, conditional requests
 // included: a 304 is never given for an older state.
+//
+// A deployment may opt in to a staleness bound d (the server's
+// `-max-staleness`): the answer then reflects every update answered
+// at least d before the request began, still as one snapshot, and a
+// request with `Cache-Control: no-cache` gets the answer without the
+// bound.
 //
 // Returns a wrapper object for the known response body format(s).
 //
