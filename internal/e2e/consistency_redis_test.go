@@ -123,23 +123,34 @@ var threeFrameworks = []string{"gin", "fiber", "gin"}
 // detail line, read from the text report.
 func consistencyCmd(t *testing.T, bases []string, d time.Duration) (outcome, detail string, res cmdResult) {
 	t.Helper()
-	args := []string{"-run", "^consistency/", "-consistency", d.String()}
-	for _, b := range bases {
-		args = append(args, "-base-url", b)
-	}
-	res = runCmd(t, commandBinary(t), args...)
+	res = runCmd(t, commandBinary(t), consistencyArgs(d, bases)...)
 	outcome, detail = linearizable(res.stdout)
 	t.Logf("exit %d, %s: %s", res.code, outcome, detail)
 	return outcome, detail, res
 }
 
+// consistencyArgs are the inventory-conformance arguments of a
+// consistency run of d against bases, then extra.
+func consistencyArgs(d time.Duration, bases []string, extra ...string) []string {
+	args := []string{"-run", "^consistency/", "-consistency", d.String()}
+	for _, b := range bases {
+		args = append(args, "-base-url", b)
+	}
+	return append(args, extra...)
+}
+
+var (
+	outcomeRE = regexp.MustCompile(`(?m)^(PASS|FAIL|SKIP) +consistency/linearizable`)
+	detailRE  = regexp.MustCompile(`(?m)^consistency/linearizable: (.*)$`)
+)
+
 // linearizable reads consistency/linearizable's outcome and detail line
 // from the command's text report.
 func linearizable(stdout string) (outcome, detail string) {
-	if m := regexp.MustCompile(`(?m)^(PASS|FAIL|SKIP) +consistency/linearizable`).FindStringSubmatch(stdout); m != nil {
+	if m := outcomeRE.FindStringSubmatch(stdout); m != nil {
 		outcome = m[1]
 	}
-	if m := regexp.MustCompile(`(?m)^consistency/linearizable: (.*)$`).FindStringSubmatch(stdout); m != nil {
+	if m := detailRE.FindStringSubmatch(stdout); m != nil {
 		detail = m[1]
 	}
 	return outcome, detail
@@ -311,11 +322,7 @@ func sentinelFailoverRun(t *testing.T, acks int) (outcome string, res cmdResult)
 		t.Fatal(err)
 	}
 	all := bases(rs)
-	args := []string{"-run", "^consistency/", "-consistency", run.String()}
-	for _, b := range all {
-		args = append(args, "-base-url", b)
-	}
-	cmd, stdout, stderr := start(t, commandBinary(t), args...)
+	cmd, stdout, stderr := start(t, commandBinary(t), consistencyArgs(run, all)...)
 	runAt := waitIntoRun(t, all[0], killAt)
 	delay, err := set.ReplicationDelay()
 	if err != nil {
@@ -432,11 +439,7 @@ func TestConsistencyRedisClusterFailover(t *testing.T) {
 		t.Fatal(err)
 	}
 	all := bases(rs)
-	args := []string{"-run", "^consistency/", "-consistency", run.String()}
-	for _, b := range all {
-		args = append(args, "-base-url", b)
-	}
-	cmd, stdout, stderr := start(t, commandBinary(t), args...)
+	cmd, stdout, stderr := start(t, commandBinary(t), consistencyArgs(run, all)...)
 	runAt := waitIntoRun(t, all[0], killAt)
 	c.Sever(master)
 	master.Kill()

@@ -51,16 +51,10 @@ type staleResult struct {
 // stalenessRun against bases, judged against bound.
 func startStalenessCmd(t *testing.T, bases []string, bound time.Duration) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
 	t.Helper()
-	args := []string{"-run", "^consistency/", "-consistency", stalenessRun.String(), "-consistency-staleness", bound.String()}
-	for _, b := range bases {
-		args = append(args, "-base-url", b)
-	}
-	return start(t, commandBinary(t), args...)
+	return start(t, commandBinary(t), consistencyArgs(stalenessRun, bases, "-consistency-staleness", bound.String())...)
 }
 
 var (
-	outcomeRE  = regexp.MustCompile(`(?m)^(PASS|FAIL|SKIP) +consistency/linearizable`)
-	detailRE   = regexp.MustCompile(`(?m)^consistency/linearizable: (.*)$`)
 	observedRE = regexp.MustCompile(`(?m)^consistency/linearizable: observed staleness: (.*)$`)
 	// The forms of an observed staleness with a figure: 0, the smallest
 	// bound to the millisecond with which the history passes, or (when
@@ -85,12 +79,7 @@ func msDuration(t *testing.T, s string) time.Duration {
 func readStaleness(t *testing.T, res cmdResult) staleResult {
 	t.Helper()
 	r := staleResult{cmdResult: res}
-	if m := outcomeRE.FindStringSubmatch(res.stdout); m != nil {
-		r.outcome = m[1]
-	}
-	if m := detailRE.FindStringSubmatch(res.stdout); m != nil {
-		r.ops = m[1]
-	}
+	r.outcome, r.ops = linearizable(res.stdout)
 	if m := observedRE.FindStringSubmatch(res.stdout); m != nil {
 		r.words = strings.TrimSpace(m[1])
 		switch {
