@@ -45,6 +45,12 @@ func consistencyResult(h *linearize.History, v *linearize.Verdict, staleness tim
 // gives it: its words, its kind, and the requests involved.
 func consistencyFailure(h *linearize.History, f linearize.Failure) Failure {
 	out := Failure{Problem: f.Problem, Expected: f.Expected, Kind: string(f.Kind), Count: f.Count}
+	if f.ByBase != nil {
+		out.ByBaseURL = map[string]int{}
+		for b, n := range f.ByBase {
+			out.ByBaseURL[h.Bases[b]] += n
+		}
+	}
 	for _, x := range f.Ops {
 		o := h.Ops[x.Index]
 		op := report.Operation{Index: x.Index, Role: string(x.Role), Kind: "list", Client: o.Client, BaseURL: h.Bases[o.Base], CallNs: o.Call, ReturnNs: o.Return}

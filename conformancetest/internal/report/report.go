@@ -132,6 +132,10 @@ type Failure struct {
 	// Count is how many requests broke the rule the same way, when the
 	// failure names the first of several (0: one).
 	Count int `json:"count,omitempty"`
+	// ByBaseURL counts, for stale lists (the consistency check's
+	// "missed-update" and "older-than-bound"), those through each base
+	// URL.
+	ByBaseURL map[string]int `json:"byBaseURL,omitempty"`
 	// Operations are the requests of the consistency run's history
 	// involved, each with its place in the history and what it did there.
 	Operations []Operation `json:"operations,omitempty"`
