@@ -147,6 +147,11 @@ func replayJSON(t *testing.T, path string, args ...string) conformancetest.Resul
 	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil || len(rep.Results) != 1 {
 		t.Fatalf("-json: %v:\n%s%s", err, stdout.String(), stderr.String())
 	}
+	for _, f := range rep.Results[0].Failures {
+		if f.Kind == "" || len(f.Operations) == 0 {
+			t.Errorf("-json: a failure without its kind or operations: %+v", f)
+		}
+	}
 	return rep.Results[0]
 }
 
