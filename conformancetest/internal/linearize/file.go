@@ -85,8 +85,9 @@ type Saved struct {
 	Started time.Time
 	// Staleness is the bound the run judged against.
 	Staleness time.Duration
-	// Verdict is the run's verdict (Detail and Picture left empty), nil
-	// when the file holds none.
+	// Verdict is the run's verdict (each failure its kind and words;
+	// Detail, Counts and the picture left empty), nil when the file
+	// holds none.
 	Verdict *Verdict
 }
 
