@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/petinventory/petinventory/conformancetest"
 	"github.com/petinventory/petinventory/internal/proctest"
 	"github.com/petinventory/petinventory/internal/redistest"
 )
@@ -120,40 +120,61 @@ var threeFrameworks = []string{"gin", "fiber", "gin"}
 // consistencyCmd runs the inventory-conformance command (built without
 // the race detector, which would slow its checker tenfold) for d against
 // bases, and returns its result: consistency/linearizable's outcome and
-// detail line, read from the text report.
-func consistencyCmd(t *testing.T, bases []string, d time.Duration) (outcome, detail string, res cmdResult) {
+// result, read from the JSON report.
+func consistencyCmd(t *testing.T, bases []string, d time.Duration) (outcome string, lin conformancetest.Result, res cmdResult) {
 	t.Helper()
 	res = runCmd(t, commandBinary(t), consistencyArgs(d, bases)...)
-	outcome, detail = linearizable(res.stdout)
-	t.Logf("exit %d, %s: %s", res.code, outcome, detail)
-	return outcome, detail, res
+	outcome, lin = linearizable(t, res.stdout)
+	t.Logf("exit %d, %s: %s", res.code, outcome, lin.Detail)
+	return outcome, lin, res
 }
 
 // consistencyArgs are the inventory-conformance arguments of a
-// consistency run of d against bases, then extra.
+// consistency run of d against bases, then extra: the report is JSON,
+// which the tests read the verdict from (its kinds and counts, not its
+// words).
 func consistencyArgs(d time.Duration, bases []string, extra ...string) []string {
-	args := []string{"-run", "^consistency/", "-consistency", d.String()}
+	args := []string{"-json", "-run", "^consistency/", "-consistency", d.String()}
 	for _, b := range bases {
 		args = append(args, "-base-url", b)
 	}
 	return append(args, extra...)
 }
 
-var (
-	outcomeRE = regexp.MustCompile(`(?m)^(PASS|FAIL|SKIP) +consistency/linearizable`)
-	detailRE  = regexp.MustCompile(`(?m)^consistency/linearizable: (.*)$`)
-)
+// linearizable reads consistency/linearizable's result from the
+// command's JSON report, and its outcome as the text report prints it
+// (PASS, FAIL or SKIP; "" when the report holds no such result).
+func linearizable(t *testing.T, stdout string) (outcome string, res conformancetest.Result) {
+	t.Helper()
+	var rep conformancetest.Report
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Logf("the command's report is not JSON (%v):\n%s", err, stdout)
+		return "", res
+	}
+	res, ok := rep.Result("consistency/linearizable")
+	if !ok {
+		return "", res
+	}
+	return strings.ToUpper(string(res.Outcome)), res
+}
 
-// linearizable reads consistency/linearizable's outcome and detail line
-// from the command's text report.
-func linearizable(stdout string) (outcome, detail string) {
-	if m := outcomeRE.FindStringSubmatch(stdout); m != nil {
-		outcome = m[1]
+// kindsOf are the kinds of res's failures, in order.
+func kindsOf(res conformancetest.Result) []string {
+	var out []string
+	for _, f := range res.Failures {
+		out = append(out, f.Kind)
 	}
-	if m := detailRE.FindStringSubmatch(stdout); m != nil {
-		detail = m[1]
+	return out
+}
+
+// updateFigures says how many updates a run sent and how many were of
+// unknown outcome, for the summary lines ("" when the result has no
+// figures).
+func updateFigures(res conformancetest.Result) string {
+	if c := res.Consistency; c != nil {
+		return fmt.Sprintf(", %d updates (%d of unknown outcome)", c.Updates, c.UnknownUpdates)
 	}
-	return outcome, detail
+	return ""
 }
 
 // redisFor returns a Redis for one test: a redis-server of its own.
@@ -171,10 +192,6 @@ func TestConsistencyRedisReplicas(t *testing.T) {
 		t.Fatalf("exit %d:\n%s%s", res.code, res.stdout, res.stderr)
 	}
 }
-
-// unknownRE reads the number of updates of unknown outcome from a
-// result's detail.
-var unknownRE = regexp.MustCompile(`(\d+) updates \((\d+) of unknown outcome`)
 
 func TestConsistencyRedisClientsKilled(t *testing.T) {
 	node := redisFor(t)
@@ -203,7 +220,7 @@ func TestConsistencyRedisClientsKilled(t *testing.T) {
 			}
 		}
 	})
-	outcome, detail, res := consistencyCmd(t, bases(rs), consistencyLong)
+	outcome, lin, res := consistencyCmd(t, bases(rs), consistencyLong)
 	close(stop)
 	wg.Wait()
 	t.Logf("%d CLIENT KILL TYPE normal, %d connections killed", kills, killed)
@@ -213,9 +230,7 @@ func TestConsistencyRedisClientsKilled(t *testing.T) {
 	if outcome != "PASS" || res.code != 0 {
 		t.Fatalf("exit %d:\n%s%s", res.code, res.stdout, res.stderr)
 	}
-	if m := unknownRE.FindStringSubmatch(detail); m != nil {
-		t.Logf("updates %s, of unknown outcome %s", m[1], m[2])
-	}
+	t.Logf("the run%s", updateFigures(lin))
 }
 
 // failoverLag is the replication lag of the failover runs: each replica
@@ -223,13 +238,10 @@ func TestConsistencyRedisClientsKilled(t *testing.T) {
 // this much each way, as production replicas lag by milliseconds or more.
 const failoverLag = 50 * time.Millisecond
 
-// takenBackRE matches the words of a failure that names an answered write
-// lost or a shown write taken back: the negative control must fail for
-// that reason, not another.
-var takenBackRE = regexp.MustCompile(`(?i)missed|lost|taken back`)
-
-// problemRE reads the first problem a failed check names.
-var problemRE = regexp.MustCompile(`(?m)^\s+problem:\s+(.*)$`)
+// lostWrite are the kinds of failure that name an answered write lost (a
+// list missed it) or a shown write taken back: the negative control must
+// fail for that reason, not another.
+var lostWrite = []string{conformancetest.KindMissedUpdate, conformancetest.KindWriteTakenBack}
 
 // waitIntoRun waits until a list through base shows a write of the
 // consistency run (waitForRunWrite), then until d has passed since, and
@@ -283,7 +295,7 @@ func waitForRunWrite(t *testing.T, base string, within time.Duration) {
 func TestConsistencyRedisSentinelFailover(t *testing.T) {
 	for _, acks := range []int{1, 0} {
 		t.Run(fmt.Sprintf("acks=%d", acks), func(t *testing.T) {
-			outcome, res := sentinelFailoverRun(t, acks)
+			outcome, lin, res := sentinelFailoverRun(t, acks)
 			if acks > 0 {
 				if outcome == "PASS" && res.code == 0 {
 					return
@@ -293,8 +305,8 @@ func TestConsistencyRedisSentinelFailover(t *testing.T) {
 			if outcome != "FAIL" || res.code == 0 {
 				t.Fatalf("negative control: with -replica-acks 0 and %v of lag the failover must lose a write the check sees (exit %d, %s):\n%s%s", failoverLag, res.code, outcome, res.stdout, res.stderr)
 			}
-			if words := problemRE.FindStringSubmatch(res.stdout); words == nil || !takenBackRE.MatchString(words[1]) {
-				t.Fatalf("negative control: the check failed but its words name no lost or taken-back write:\n%s", res.stdout)
+			if kinds := kindsOf(lin); len(kinds) == 0 || !slices.Contains(lostWrite, kinds[0]) {
+				t.Fatalf("negative control: the check failed, of kinds %q, but not first of one of %q (no lost or taken-back write):\n%s", kinds, lostWrite, res.stdout)
 			}
 		})
 	}
@@ -304,7 +316,7 @@ func TestConsistencyRedisSentinelFailover(t *testing.T) {
 // it waits for states (a write of the run shown, the promotion, every
 // process ready again), never for fixed times, except the point of the
 // run at which the master is killed. It prints one summary line.
-func sentinelFailoverRun(t *testing.T, acks int) (outcome string, res cmdResult) {
+func sentinelFailoverRun(t *testing.T, acks int) (outcome string, lin conformancetest.Result, res cmdResult) {
 	const (
 		run    = 16 * time.Second
 		killAt = 6 * time.Second
@@ -385,14 +397,11 @@ func sentinelFailoverRun(t *testing.T, acks int) (outcome string, res cmdResult)
 	if now := set.Master(); now != promoted {
 		t.Errorf("the sentinels failed over again during the run, from %s to %s", promoted.Name, now.Name)
 	}
-	outcome, detail := linearizable(res.stdout)
-	figures := ""
-	if m := unknownRE.FindStringSubmatch(detail); m != nil {
-		figures = fmt.Sprintf(", %s updates (%s of unknown outcome)", m[1], m[2])
-	}
+	outcome, lin = linearizable(t, res.stdout)
+	figures := updateFigures(lin)
 	proctest.Summary(t, "FAILOVER_SUMMARY", "consistency sentinel lag=%v (a write reached the replicas in %v) acks=%d: %s (exit %d); master killed %.1fs into the %v run, %s promoted at %.1fs, all 3 processes ready at %.1fs, the other replica streaming from it at %.1fs%s",
 		failoverLag, delay.Round(time.Millisecond), acks, outcome, res.code, killedAt.Seconds(), run, promoted.Name, promotedAt.Seconds(), readyAt.Seconds(), rejoinedAt.Seconds(), figures)
-	t.Logf("consistency/linearizable: %s", detail)
+	t.Logf("consistency/linearizable: %s", lin.Detail)
 	if outcome != "PASS" {
 		for _, n := range append(append([]*redistest.Node{}, set.Data...), set.Sentinels...) {
 			if !n.Alive() {
@@ -402,7 +411,7 @@ func sentinelFailoverRun(t *testing.T, acks int) (outcome string, res cmdResult)
 			t.Logf("%s after the run:\n%s\nits log:\n%s", n.Name, repl, lastLines(n.Log(), 25))
 		}
 	}
-	return outcome, res
+	return outcome, lin, res
 }
 
 // TestConsistencyRedisClusterFailover runs the consistency check with
@@ -493,11 +502,8 @@ func TestConsistencyRedisClusterFailover(t *testing.T) {
 		t.Fatalf("after %s restarted: %v", master.Name, err)
 	}
 	res := wait(t, cmd, stdout, stderr)
-	outcome, detail := linearizable(res.stdout)
-	figures := ""
-	if m := unknownRE.FindStringSubmatch(detail); m != nil {
-		figures = fmt.Sprintf(", %s updates (%s of unknown outcome)", m[1], m[2])
-	}
+	outcome, lin := linearizable(t, res.stdout)
+	figures := updateFigures(lin)
 	proctest.Summary(t, "FAILOVER_SUMMARY", "consistency cluster lag=%v acks=1: %s (exit %d); master killed %.1fs into the %v run, %s promoted at %.1fs; without a replica %d of %d probe updates answered 503 over %v; old master restarted at %.1fs, updates answered 200 again at %.1fs (%.1fs after the promotion)%s",
 		failoverLag, outcome, res.code, killedAt.Seconds(), run, promoted.Name, promotedAt.Seconds(), refused, lonely, noReplica,
 		restartedAt.Seconds(), firstOK.Seconds(), (firstOK - promotedAt).Seconds(), figures)
