@@ -53,31 +53,20 @@ func netHTTPServer(log *slog.Logger, ln net.Listener, h http.Handler) httpServer
 	}, shutdown: srv.Shutdown}
 }
 
-// newFiberApp is a Fiber app with the same timeouts as netHTTPServer.
-// StreamRequestBody hands bodies to handlers as a stream, so the inventory
-// refuses a huge update after reading its own limit + 1 byte instead of
-// fasthttp buffering it; BodyLimit still bounds what fasthttp buffers for
-// routes that read the body whole. No answer and no log line of fasthttp
-// repeats the request: its errors for a head it cannot parse quote the
-// raw head, Authorization included (inventoryfiber.ErrorHandler,
-// SecureErrorLogMessage).
+// newFiberApp is a Fiber app with the same timeouts as netHTTPServer, and
+// the settings the adapter needs from inventoryfiber.NewApp (bodies
+// streamed to the API, multipart bodies left to it, no answer or log
+// line that repeats a malformed request head); BodyLimit still bounds
+// what fasthttp buffers for routes that read the body whole.
 func newFiberApp() *fiber.App {
-	app := fiber.New(fiber.Config{
-		ReadTimeout:       readTimeout,
-		WriteTimeout:      writeTimeout,
-		IdleTimeout:       idleTimeout,
-		ReadBufferSize:    maxHeaderBytes,
-		BodyLimit:         1 << 20,
-		StreamRequestBody: true,
-		// fasthttp would otherwise parse a multipart body before any
-		// handler runs and answer a malformed one with its own 400,
-		// where the contract says 415.
-		DisablePreParseMultipartForm: true,
-		DisableStartupMessage:        true,
-		ErrorHandler:                 inventoryfiber.ErrorHandler,
+	return inventoryfiber.NewApp(fiber.Config{
+		ReadTimeout:           readTimeout,
+		WriteTimeout:          writeTimeout,
+		IdleTimeout:           idleTimeout,
+		ReadBufferSize:        maxHeaderBytes,
+		BodyLimit:             1 << 20,
+		DisableStartupMessage: true,
 	})
-	app.Server().SecureErrorLogMessage = true
-	return app
 }
 
 // fiberHTTPServer serves app.

@@ -1,14 +1,15 @@
-package logrepeat_test
+package logrepeat
+
+// The example is in the package itself, not in logrepeat_test, so that
+// its copies in other modules (see the package doc) run it unchanged.
 
 import (
 	"fmt"
 	"time"
-
-	"github.com/petinventory/petinventory/internal/logrepeat"
 )
 
 func ExampleGate() {
-	var g logrepeat.Gate
+	var g Gate
 	start := time.Unix(0, 0)
 	for i, at := range []time.Duration{0, time.Second, 2 * time.Second, time.Minute} {
 		if ok, held := g.Allow("redis: connection refused", start.Add(at)); ok {

@@ -90,3 +90,35 @@ func TestConcurrentUse(t *testing.T) {
 		t.Fatalf("%d of 800 concurrent occurrences were allowed, want 1", n)
 	}
 }
+
+// TestFloodStaysThrottled: Max+10 distinct lines, each logged once, then
+// all of them again within the interval: only the 10 oldest were
+// forgotten to make room, and the Max most recent stay held back, so a
+// flood of distinct lines is throttled (forgetting every line when full
+// would let every one of them through again).
+func TestFloodStaysThrottled(t *testing.T) {
+	const max = 8
+	g := Gate{Max: max, Interval: time.Minute}
+	t0 := time.Unix(0, 0)
+	const lines = max + 10
+	for i := range lines {
+		if ok, _ := g.Allow(fmt.Sprint("line ", i), t0.Add(time.Duration(i)*time.Millisecond)); !ok {
+			t.Fatalf("the first occurrence of line %d was held back", i)
+		}
+	}
+	if len(g.lines) != max {
+		t.Fatalf("remembers %d lines after %d distinct ones, want Max %d", len(g.lines), lines, max)
+	}
+	later := t0.Add(time.Second)
+	for i := lines - 1; i >= 10; i-- { // the most recent first: none of them is pushed out
+		if ok, _ := g.Allow(fmt.Sprint("line ", i), later); ok {
+			t.Errorf("line %d, one of the %d most recent, was let through again within the interval", i, max)
+		}
+	}
+	if ok, _ := g.Allow("line 0", later); !ok {
+		t.Error("line 0, the oldest, was not forgotten to make room")
+	}
+	if _, kept := g.lines["line 10"]; kept {
+		t.Error("line 0 came back in place of another than the oldest (line 10)")
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -84,6 +85,26 @@ func (n *Node) Kill() {
 	_ = n.cmd.Process.Kill()
 	<-n.exited
 	n.cmd = nil
+}
+
+// Stop suspends the node's process with SIGSTOP: it keeps its sockets
+// but answers nothing, acknowledges nothing (a replica), until Continue.
+// Kill ends a stopped node too.
+func (n *Node) Stop() { n.signal(syscall.SIGSTOP) }
+
+// Continue resumes a node Stop suspended (SIGCONT).
+func (n *Node) Continue() { n.signal(syscall.SIGCONT) }
+
+func (n *Node) signal(sig syscall.Signal) {
+	n.t.Helper()
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.cmd == nil {
+		n.t.Fatalf("%s: %v sent to a node that is not running", n.Name, sig)
+	}
+	if err := n.cmd.Process.Signal(sig); err != nil {
+		n.t.Fatalf("%s: %v: %v", n.Name, sig, err)
+	}
 }
 
 // Alive reports whether the process is running.

@@ -215,3 +215,18 @@ func TestJudgedDown(t *testing.T) {
 		t.Errorf("JudgedDown of a node no sentinel judged down = %q", got)
 	}
 }
+
+// TestStopContinue: a stopped node answers nothing, and answers again
+// once continued.
+func TestStopContinue(t *testing.T) {
+	t.Parallel()
+	n := StartNode(t, "stopped")
+	n.Stop()
+	if _, err := Do(n.Addr(), 200*time.Millisecond, "PING"); err == nil {
+		t.Fatal("a stopped node answered PING")
+	}
+	n.Continue()
+	if err := Poll(5*time.Second, func() error { _, err := n.DoString("PING"); return err }); err != nil {
+		t.Fatalf("a continued node does not answer PING: %v", err)
+	}
+}

@@ -3,11 +3,14 @@ package release
 import (
 	"bytes"
 	"fmt"
+	"go/parser"
+	"go/token"
 	"os"
 	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -16,7 +19,8 @@ import (
 // module that uses it, so that no released module imports another
 // module's internal package (see Check). Each copy holds a gen.go whose
 // generate directive runs cmd/copyshared with the source; the copies are
-// the source's non-test Go files, each behind a "Code generated" line.
+// the source's Go files, its tests included (so that each copy is tested
+// where it is built), each behind a "Code generated" line.
 
 // SharedCopy is one copy of a shared package: where it is and its source,
 // both slash-separated from the repository root.
@@ -50,8 +54,12 @@ func (r *Repo) SharedCopies() ([]SharedCopy, error) {
 }
 
 // SharedFiles returns the files a copy of the shared package in src
-// (a directory, slash-separated from root) holds: each non-test Go file
-// of src, by name, behind a line saying it is generated and from where.
+// (a directory, slash-separated from root) holds: each Go file of src,
+// tests included, by name, behind a line saying it is generated and from
+// where. A test file that imports the source by its import path (an
+// external test package) cannot be copied: in a copy it would test the
+// source, or fail to build; it is an error, which says to write the test
+// in the package itself.
 func SharedFiles(root, src string) (map[string][]byte, error) {
 	entries, err := os.ReadDir(filepath.Join(root, filepath.FromSlash(src)))
 	if err != nil {
@@ -60,11 +68,14 @@ func SharedFiles(root, src string) (map[string][]byte, error) {
 	files := map[string][]byte{}
 	for _, e := range entries {
 		name := e.Name()
-		if e.IsDir() || !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
+		if e.IsDir() || !strings.HasSuffix(name, ".go") {
 			continue
 		}
 		data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(src), name))
 		if err != nil {
+			return nil, err
+		}
+		if err := importsSource(src, name, data); err != nil {
 			return nil, err
 		}
 		var b bytes.Buffer
@@ -76,6 +87,23 @@ func SharedFiles(root, src string) (map[string][]byte, error) {
 		return nil, fmt.Errorf("%s holds no Go file to copy", src)
 	}
 	return files, nil
+}
+
+// importsSource fails when the file name of the shared package in src
+// imports src itself (a path ending in /src): its copies could not test
+// themselves.
+func importsSource(src, name string, data []byte) error {
+	f, err := parser.ParseFile(token.NewFileSet(), name, data, parser.ImportsOnly)
+	if err != nil {
+		return fmt.Errorf("%s/%s: %w", src, name, err)
+	}
+	for _, imp := range f.Imports {
+		if p, err := strconv.Unquote(imp.Path.Value); err == nil && strings.HasSuffix(p, "/"+src) {
+			return fmt.Errorf("%s/%s imports %s, the package it is copied with: its copies would not test themselves; "+
+				"write it in package %s itself", src, name, p, strings.TrimSuffix(f.Name.Name, "_test"))
+		}
+	}
+	return nil
 }
 
 // CheckSharedCopy reports how the copy c differs from what its source

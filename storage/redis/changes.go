@@ -134,29 +134,57 @@ func entryField(m redis.XMessage, name string) (string, bool) {
 	return v, ok
 }
 
-// Why a log read cannot say what changed since a position.
+// logReason is why a log read cannot say what changed since a position.
+type logReason int
+
 const (
-	logGone    = "the change log no longer holds the position (trimmed, or the log was replaced: Clear, a restart without persistence, a failover that lost entries)"
-	logMoved   = "the change log lost entries between two pages of a read (trimmed, or the log was replaced)"
-	logReset   = "the inventory was replaced wholesale (a seed) since the position"
-	logCorrupt = "a change log entry cannot be parsed"
+	logGone    logReason = iota + 1 // the position is no longer in the log
+	logMoved                        // entries went between two pages
+	logReset                        // a seed replaced everything
+	logCorrupt                      // an entry cannot be parsed
 )
 
-// logError is a log entry that cannot be parsed.
-type logError struct {
-	id  string
-	msg string
+func (r logReason) String() string {
+	switch r {
+	case logGone:
+		return "the change log no longer holds the position (trimmed, or the log was replaced: Clear, a restart without persistence, a failover that lost entries)"
+	case logMoved:
+		return "the change log lost entries between two pages of a read (trimmed, or the log was replaced)"
+	case logReset:
+		return "the inventory was replaced wholesale (a seed) since the position"
+	case logCorrupt:
+		return "a change log entry cannot be parsed"
+	}
+	return "the change log cannot say what changed"
 }
 
-func (e *logError) Error() string {
-	return fmt.Sprintf("change log entry %s: %s", e.id, e.msg)
+// logBreak is a log read that cannot say what changed since a position:
+// no failure of Redis, but a reason to read the whole inventory (or to
+// start a full read over). For logCorrupt, entry and detail say which
+// entry and what is wrong with it.
+type logBreak struct {
+	reason logReason
+	entry  string
+	detail string
+}
+
+func (e *logBreak) Error() string {
+	if e.entry == "" {
+		return e.reason.String()
+	}
+	return fmt.Sprintf("%s: change log entry %s: %s", e.reason, e.entry, e.detail)
+}
+
+// corruptEntry is the logBreak of log entry id, which cannot be parsed.
+func corruptEntry(id, detail string) *logBreak {
+	return &logBreak{reason: logCorrupt, entry: id, detail: detail}
 }
 
 // readLog reads the change log on c after the entry (id, nonce): the changes,
 // oldest first, and the cursor of the last entry read ("" when none
-// follows it). why is "" on success, otherwise the reason the log cannot
-// say what changed (logGone, logMoved, logReset, logCorrupt, with detail
-// in bad for logCorrupt); err is a failure to talk to Redis.
+// follows it). Its error is a *logBreak when the log cannot say what
+// changed (logGone, logMoved, logReset, logCorrupt), any other a failure
+// to talk to Redis.
 //
 // Every page starts at the entry read last, inclusive, and checks its id
 // and nonce: the entry is still there only if nothing before it was
@@ -167,43 +195,43 @@ func (e *logError) Error() string {
 // every write appends its entry in the transaction that applies it, so
 // the changes bring a state at id to the state at the log's end when the
 // last page was read.
-func (s *Store) readLog(ctx context.Context, c redis.Cmdable, id, nonce string) (log []inventory.Change, last, why string, bad error, err error) {
+func (s *Store) readLog(ctx context.Context, c redis.Cmdable, id, nonce string) (log []inventory.Change, last string, err error) {
 	page := max(s.logPage, 2)
 	for first := true; ; first = false {
 		msgs, err := c.XRangeN(ctx, s.logKey, id, "+", page).Result()
 		if err != nil {
-			return nil, "", "", nil, err
+			return nil, "", err
 		}
 		if len(msgs) == 0 || msgs[0].ID != id || !hasNonce(msgs[0], nonce) {
 			if first {
-				return nil, "", logGone, nil, nil
+				return nil, "", &logBreak{reason: logGone}
 			}
-			return nil, "", logMoved, nil, nil
+			return nil, "", &logBreak{reason: logMoved}
 		}
 		for _, m := range msgs[1:] {
 			n, ok := entryField(m, "n")
 			if !ok || !validNonce(n) {
-				return nil, "", logCorrupt, &logError{m.ID, "no valid nonce (field n)"}, nil
+				return nil, "", corruptEntry(m.ID, "no valid nonce (field n)")
 			}
 			op, _ := entryField(m, "op")
 			switch op {
 			case opReset:
-				return nil, "", logReset, nil, nil
+				return nil, "", &logBreak{reason: logReset}
 			case opMark:
 			case opSet, opDel:
 				d, _ := entryField(m, "d")
 				var perr error
 				if log, perr = appendChanges(log, op, d); perr != nil {
-					return nil, "", logCorrupt, &logError{m.ID, perr.Error()}, nil
+					return nil, "", corruptEntry(m.ID, perr.Error())
 				}
 			default:
-				return nil, "", logCorrupt, &logError{m.ID, fmt.Sprintf("unknown op %q", truncate(op))}, nil
+				return nil, "", corruptEntry(m.ID, fmt.Sprintf("unknown op %q", truncate(op)))
 			}
 			id, nonce = m.ID, n
 			last = cursor(id, nonce)
 		}
 		if int64(len(msgs)) < page {
-			return log, last, "", nil, nil
+			return log, last, nil
 		}
 	}
 }
@@ -293,16 +321,11 @@ func (s *Store) ListChanges(ctx context.Context, since string) (inventory.Change
 			s.log.Warn("redisstore: a list cursor this store never issued; reading the whole inventory", "cursor", truncate(since))
 			return s.readAll(ctx, op)
 		}
-		var (
-			ch  inventory.Changes
-			why string
-			bad error
-		)
+		var ch inventory.Changes
 		err := s.onceMoreIfCut(func() error {
 			return s.readOn(ctx, func(c redis.Cmdable) error {
-				log, last, w, b, err := s.readLog(ctx, c, id, nonce)
-				if err != nil || w != "" {
-					why, bad = w, b
+				log, last, err := s.readLog(ctx, c, id, nonce)
+				if err != nil {
 					return err
 				}
 				if last == "" {
@@ -312,19 +335,19 @@ func (s *Store) ListChanges(ctx context.Context, since string) (inventory.Change
 					return nil
 				}
 				ch = inventory.Changes{Cursor: last, Log: log}
-				return s.confirm(ctx, c, op)
+				return s.waitAcks(ctx, c, op, ackRead)
 			})
 		})
-		if err != nil {
-			return inventory.Changes{}, s.fail(op, err)
-		}
-		switch why {
-		case "":
+		brk, broken := errors.AsType[*logBreak](err)
+		switch {
+		case err == nil:
 			return ch, nil
-		case logCorrupt:
-			s.log.Warn("redisstore: "+why+"; reading the whole inventory", "key", s.logKey, "error", bad.Error())
-		case logGone, logMoved:
-			s.log.Info("redisstore: "+why+"; reading the whole inventory", "key", s.logKey, "cursor", since)
+		case !broken:
+			return inventory.Changes{}, s.fail(op, err)
+		case brk.reason == logCorrupt:
+			s.log.Warn("redisstore: "+brk.reason.String()+"; reading the whole inventory", "key", s.logKey, "error", brk.Error())
+		case brk.reason == logGone, brk.reason == logMoved:
+			s.log.Info("redisstore: "+brk.reason.String()+"; reading the whole inventory", "key", s.logKey, "cursor", since)
 		}
 	}
 	return s.readAll(ctx, op)
@@ -333,40 +356,36 @@ func (s *Store) ListChanges(ctx context.Context, since string) (inventory.Change
 // readAll is a full read (see ListChanges), starting over when the log
 // moved under it, and once when its connection was cut under it.
 func (s *Store) readAll(ctx context.Context, op string) (inventory.Changes, error) {
-	var why string
+	var why *logBreak
 	for range fullReadAttempts {
-		var (
-			ch  inventory.Changes
-			w   string
-			bad error
-		)
+		var ch inventory.Changes
 		err := s.onceMoreIfCut(func() error {
 			return s.readOn(ctx, func(c redis.Cmdable) (err error) {
-				ch, w, bad, err = s.readAllOnce(ctx, c)
-				if err != nil || w != "" {
+				if ch, err = s.readAllOnce(ctx, c); err != nil {
 					return err
 				}
-				return s.confirm(ctx, c, op)
+				return s.waitAcks(ctx, c, op, ackRead)
 			})
 		})
-		if err != nil {
-			return inventory.Changes{}, s.fail(op, err)
-		}
-		if w == "" {
+		if err == nil {
 			return ch, nil
 		}
-		if bad != nil {
-			s.log.Warn("redisstore: "+w+" during a full read; starting over after it", "key", s.logKey, "error", bad.Error())
+		brk, broken := errors.AsType[*logBreak](err)
+		if !broken {
+			return inventory.Changes{}, s.fail(op, err)
 		}
-		why = w
+		if brk.reason == logCorrupt {
+			s.log.Warn("redisstore: "+brk.reason.String()+" during a full read; starting over after it", "key", s.logKey, "error", brk.Error())
+		}
+		why = brk
 	}
 	return inventory.Changes{}, inventory.Unavailable(fmt.Errorf(
-		"redis %s: the change log moved under %d full reads in a row (%s); retry later", op, fullReadAttempts, why))
+		"redis %s: the change log moved under %d full reads in a row (%s); retry later", op, fullReadAttempts, why.reason))
 }
 
-// readAllOnce is one attempt of a full read, on c; why is not "" when the
-// log moved under it and it must start over.
-func (s *Store) readAllOnce(ctx context.Context, c redis.Cmdable) (ch inventory.Changes, why string, bad error, err error) {
+// readAllOnce is one attempt of a full read, on c; its error is a
+// *logBreak when the log moved under it and it must start over.
+func (s *Store) readAllOnce(ctx context.Context, c redis.Cmdable) (ch inventory.Changes, err error) {
 	var (
 		rev  *redis.XMessageSliceCmd
 		hlen *redis.IntCmd
@@ -376,7 +395,7 @@ func (s *Store) readAllOnce(ctx context.Context, c redis.Cmdable) (ch inventory.
 		hlen = p.HLen(ctx, s.itemsKey)
 		return nil
 	}); err != nil {
-		return ch, "", nil, err
+		return ch, err
 	}
 	var id, nonce string
 	if last := rev.Val(); len(last) == 1 {
@@ -393,7 +412,7 @@ func (s *Store) readAllOnce(ctx context.Context, c redis.Cmdable) (ch inventory.
 			Values: []string{"n", nonce, "op", opMark, "d", ""},
 		}).Result()
 		if err != nil {
-			return ch, "", nil, err
+			return ch, err
 		}
 	}
 
@@ -403,17 +422,17 @@ func (s *Store) readAllOnce(ctx context.Context, c redis.Cmdable) (ch inventory.
 	for {
 		kv, next, err := c.HScan(ctx, s.itemsKey, cur, "", int64(s.scanCount)).Result()
 		if err != nil {
-			return ch, "", nil, err
+			return ch, err
 		}
 		for i := 0; i+1 < len(kv); i += 2 {
 			f, raw := kv[i], kv[i+1]
 			petID, ok := parsePetID(f)
 			if !ok {
-				return ch, "", nil, corrupt(s.itemsKey, f, f, "a pet id")
+				return ch, corrupt(s.itemsKey, f, f, "a pet id")
 			}
 			q, st, err := s.parseValue(f, raw)
 			if err != nil {
-				return ch, "", nil, err
+				return ch, err
 			}
 			items = append(items, inventory.Item{PetID: petID, Quantity: q, Status: st})
 		}
@@ -426,14 +445,14 @@ func (s *Store) readAllOnce(ctx context.Context, c redis.Cmdable) (ch inventory.
 		}
 	}
 
-	log, last, why, bad, err := s.readLog(ctx, c, id, nonce)
-	if err != nil || why != "" {
-		return ch, why, bad, err
+	log, last, err := s.readLog(ctx, c, id, nonce)
+	if err != nil {
+		return ch, err
 	}
 	if last == "" {
 		last = cursor(id, nonce)
 	}
-	return inventory.Changes{Cursor: last, Full: true, Items: apply(items, log)}, "", nil, nil
+	return inventory.Changes{Cursor: last, Full: true, Items: apply(items, log)}, nil
 }
 
 func byPetID(a, b inventory.Item) int { return cmp.Compare(a.PetID, b.PetID) }

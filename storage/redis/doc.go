@@ -56,9 +56,9 @@
 //	{inventory}:seed:{random} HASH   PutIfEmpty's staging copy of a seed, renamed
 //	                                 to items when it lands; expires a minute
 //	                                 after its last write.
-//	{inventory}:tx            never written: WATCHed by Put and Delete when
-//	                                 WithReplicaAcks is on, to hold one
-//	                                 connection for EXEC and WAIT.
+//	{inventory}:tx            never written: WATCHed on a Ring (no Conn
+//	                                 of one node) to hold one connection for
+//	                                 a write or a read and its WAIT.
 //
 // Pet ids are decimal strings ("-42"). The keys belong to the store: a
 // value it never writes (a non-integer quantity, an unknown status) makes
@@ -284,7 +284,9 @@
 // WithReplicaAcks(n, timeout) makes every write wait, after its EXEC and on
 // the same connection, for Redis's WAIT n timeout; a write that fewer
 // replicas acknowledged in time is answered 503 (it may be applied, and
-// retrying it is safe). A write answered with success is then in the
+// retrying it is safe), and so is one whose WAIT the master refuses
+// because it was demoted to a replica meanwhile (a graceful failover, a
+// healed split brain): its outcome is unknown. A write answered with success is then in the
 // memory of the master and of n replicas, which is what a failover keeps
 // when the replica promoted is one of them: see WithReplicaAcks for what
 // it does and does not promise. Lists too show only a state n replicas

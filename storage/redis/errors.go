@@ -65,20 +65,16 @@ func reloadAfter(err error) bool {
 	if unavailable(err) {
 		return true
 	}
-	var re redis.Error
-	if errors.As(err, &re) {
-		msg := re.Error()
-		return strings.HasPrefix(msg, "MOVED ") || strings.HasPrefix(msg, "ASK ")
-	}
-	return false
+	return isRedirect(err)
 }
 
 // unavailable reports whether err says that Redis cannot serve the call
 // now but may soon: the call's deadline passed or it was cancelled, no
 // connection could be had (dial failure, refused, reset, closed, pool
 // timeout), or Redis answered with an error that means "not now": LOADING
-// (restarting), READONLY (a replica, during failover), MASTERDOWN,
-// CLUSTERDOWN, TRYAGAIN (slot migration), or max clients reached.
+// (restarting), a node no longer master (isDemoted: during a failover),
+// MASTERDOWN, CLUSTERDOWN, TRYAGAIN (slot migration), or max clients
+// reached.
 //
 // Authentication, permission, out-of-memory and TLS errors are not in the
 // list: they are configuration faults (see Store.classify), also answered
@@ -89,8 +85,10 @@ func unavailable(err error) bool {
 		return true
 	case errors.Is(err, redis.ErrPoolTimeout), errors.Is(err, redis.ErrPoolExhausted), errors.Is(err, redis.ErrClosed):
 		return true
-	case redis.IsLoadingError(err), redis.IsReadOnlyError(err), redis.IsMasterDownError(err),
+	case redis.IsLoadingError(err), redis.IsMasterDownError(err),
 		redis.IsClusterDownError(err), redis.IsTryAgainError(err), redis.IsMaxClientsError(err):
+		return true
+	case isDemoted(err):
 		return true
 	case errors.Is(err, errRedirected):
 		return true
@@ -102,4 +100,56 @@ func unavailable(err error) bool {
 	// (*net.OpError, *net.DNSError, os.ErrDeadlineExceeded).
 	var ne net.Error
 	return errors.As(err, &ne)
+}
+
+// The replies of Redis the store tells apart, each by one named check:
+// go-redis exports checks for some (READONLY, LOADING, …), the others
+// are told by their words, here only.
+
+// isReply reports whether err is an error reply of Redis.
+func isReply(err error) bool {
+	var re redis.Error
+	return errors.As(err, &re)
+}
+
+// replyText is the text of the error reply err holds, "" when it holds
+// none.
+func replyText(err error) string {
+	var re redis.Error
+	if !errors.As(err, &re) {
+		return ""
+	}
+	return re.Error()
+}
+
+// isDemoted reports whether err says that the node is no longer a master
+// (a failover, or REPLICAOF sent to it): READONLY, a write refused by a
+// replica; "ERR WAIT cannot be used with replica instances", WAIT sent to
+// one; or "UNBLOCKED force unblock from blocking operation, instance state
+// changed (master -> replica?)", the answer of a WAIT that was blocked
+// when its master became a replica (Redis 7).
+func isDemoted(err error) bool {
+	msg := replyText(err)
+	return strings.HasPrefix(msg, "READONLY ") ||
+		strings.HasPrefix(msg, "UNBLOCKED ") && strings.Contains(msg, "master -> replica") ||
+		strings.HasPrefix(msg, "ERR WAIT cannot be used with replica")
+}
+
+// isRedirect reports whether err is a Cluster's redirect, MOVED or ASK:
+// the node does not own the slot (now).
+func isRedirect(err error) bool {
+	msg := replyText(err)
+	return strings.HasPrefix(msg, "MOVED ") || strings.HasPrefix(msg, "ASK ")
+}
+
+// isExecAbort reports whether err is EXECABORT: Redis refused a command
+// while queueing it and discarded the transaction.
+func isExecAbort(err error) bool {
+	return strings.HasPrefix(replyText(err), "EXECABORT")
+}
+
+// isNoPerm reports whether err is NOPERM: the ACL user may not run the
+// command or use the key.
+func isNoPerm(err error) bool {
+	return strings.HasPrefix(replyText(err), "NOPERM")
 }

@@ -326,3 +326,49 @@ func TestGoRedisLoggerBrokenConnections(t *testing.T) {
 		t.Errorf("log:\n%s\nwant a dial failure warned about in go-redis's words", got)
 	}
 }
+
+// reply is an error reply of Redis as go-redis returns it (redis.Error).
+type reply string
+
+func (r reply) Error() string { return string(r) }
+func (reply) RedisError()     {}
+
+// TestReplyChecks: each named check of errors.go tells its replies, as
+// Redis 7 words them, wrapped or not, and no other reply or error.
+func TestReplyChecks(t *testing.T) {
+	checks := map[string]func(error) bool{
+		"isDemoted": isDemoted, "isRedirect": isRedirect, "isExecAbort": isExecAbort, "isNoPerm": isNoPerm,
+	}
+	cases := []struct {
+		err  error
+		want string // the one check that tells it, "" for none
+	}{
+		{reply("UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)"), "isDemoted"},
+		{reply("ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a replica is configured to be writable (which is not the default) writes to replicas are just local and are not propagated."), "isDemoted"},
+		{reply("READONLY You can't write against a read only replica."), "isDemoted"},
+		{reply("MOVED 3999 127.0.0.1:6381"), "isRedirect"},
+		{reply("ASK 3999 127.0.0.1:6381"), "isRedirect"},
+		{reply("EXECABORT Transaction discarded because of previous errors."), "isExecAbort"},
+		{reply("NOPERM User u has no permissions to run the 'xadd' command"), "isNoPerm"},
+		{reply("UNBLOCKED client unblocked via CLIENT UNBLOCK"), ""},
+		{reply("ERR unknown command 'wait'"), ""},
+		{errors.New("MOVED 3999 127.0.0.1:6381 said by no Redis"), ""},
+		{io.EOF, ""},
+		{nil, ""},
+	}
+	for _, c := range cases {
+		for _, err := range []error{c.err, fmt.Errorf("wrapped: %w", c.err)} {
+			if c.err == nil && err != nil {
+				continue
+			}
+			for name, check := range checks {
+				if got := check(err); got != (name == c.want) {
+					t.Errorf("%s(%v) = %v", name, err, got)
+				}
+			}
+		}
+	}
+	if err := translate("set quantity", reply("UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)")); !errors.Is(err, inventory.ErrUnavailable) {
+		t.Errorf("translate of a blocked command's answer when its master was demoted = %v, want unavailable", err)
+	}
+}

@@ -2,9 +2,12 @@ package redisstore
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
@@ -265,5 +268,85 @@ func TestClusterURLOnSingleNode(t *testing.T) {
 	}
 	if logs := buf.String(); strings.Count(logs, "configuration fault") != 1 || !strings.Contains(logs, "not a Cluster node") {
 		t.Errorf("want one configuration error saying the server is not a Cluster node:\n%s", logs)
+	}
+}
+
+// TestWriteWaitRefusedByDemotedMaster: with WithReplicaAcks, a write
+// whose EXEC succeeded and whose WAIT blocks (the replica stopped) while
+// its master is demoted (REPLICAOF, what a graceful failover or a healed
+// split brain does) meets Redis's answer to the blocked WAIT, "UNBLOCKED
+// … (master -> replica?)". The write's outcome is unknown: SetQuantity
+// and Put fail as unavailable, and the API answers the update 503 with
+// Retry-After, never 500.
+func TestWriteWaitRefusedByDemotedMaster(t *testing.T) {
+	t.Parallel()
+	master, replica, mc, _ := replicated(t, 0)
+	ctx := t.Context()
+	s := newTestStore(t, mc, WithReplicaAcks(1, time.Minute)) // WAIT blocks until the demotion
+	if err := s.Put(ctx, inventory.Item{PetID: 1, Quantity: 1, Status: inventory.StatusAvailable}); err != nil {
+		t.Fatal(err)
+	}
+	const key = "demoted-test-key"
+	api, err := inventory.New(s, inventory.WithAPIKeys(key), inventory.WithStoreTimeout(2*time.Minute),
+		inventory.WithLogger(slog.New(slog.DiscardHandler)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// demoteDuring runs write with the replica stopped, sends REPLICAOF
+	// to the master once the write's WAIT blocks there, and returns the
+	// write's error; then it makes the master a master again and waits
+	// until the replica is in sync.
+	demoteDuring := func(write func() error) error {
+		t.Helper()
+		replica.Stop()
+		done := make(chan error, 1)
+		go func() { done <- write() }()
+		if err := redistest.Poll(30*time.Second, func() error {
+			if v, _ := master.Info("clients", "blocked_clients"); v != "1" {
+				return fmt.Errorf("the master has %q blocked clients, want the write's WAIT", v)
+			}
+			return nil
+		}); err != nil {
+			replica.Continue()
+			t.Fatal(err)
+		}
+		if _, err := master.Do("REPLICAOF", "127.0.0.1", strconv.Itoa(replica.Port)); err != nil {
+			t.Fatalf("REPLICAOF on the master: %v", err)
+		}
+		err := <-done
+		if _, err := master.Do("REPLICAOF", "NO", "ONE"); err != nil {
+			t.Fatalf("REPLICAOF NO ONE on the master: %v", err)
+		}
+		replica.Continue()
+		if _, err := redistest.Replicated("{"+s.KeyPrefix()+"}:synced", master, replica); err != nil {
+			t.Fatalf("the replica did not catch up after the demotion: %v", err)
+		}
+		return err
+	}
+	for name, write := range map[string]func() error{
+		"SetQuantity": func() error { _, err := s.SetQuantity(ctx, 1, 2); return err },
+		"Put":         func() error { return s.Put(ctx, inventory.Item{PetID: 2, Quantity: 2, Status: inventory.StatusSold}) },
+	} {
+		err := demoteDuring(write)
+		if !errors.Is(err, inventory.ErrUnavailable) || !strings.Contains(err.Error(), "UNBLOCKED") ||
+			!strings.Contains(err.Error(), "the outcome is unknown") {
+			t.Errorf("%s whose WAIT was refused by its demoted master = %v, want unavailable, outcome unknown", name, err)
+		}
+	}
+
+	var rec *httptest.ResponseRecorder
+	_ = demoteDuring(func() error {
+		req := httptest.NewRequest(http.MethodPatch, "/inventory/1", strings.NewReader(`{"quantity":3}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+key)
+		rec = httptest.NewRecorder()
+		api.ServeHTTP(rec, req)
+		return nil
+	})
+	var body struct{ Code string }
+	_ = json.Unmarshal(rec.Body.Bytes(), &body)
+	if rec.Code != http.StatusServiceUnavailable || body.Code != "unavailable" || rec.Header().Get("Retry-After") == "" {
+		t.Errorf("the update whose WAIT was refused by its demoted master answered %d %q (Retry-After %q), want 503 unavailable with Retry-After: %s",
+			rec.Code, body.Code, rec.Header().Get("Retry-After"), rec.Body)
 	}
 }

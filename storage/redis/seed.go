@@ -87,7 +87,7 @@ func (s *Store) PutIfEmpty(ctx context.Context, items ...inventory.Item) (bool, 
 				return err
 			}
 			wrote = true
-			return s.waitAcks(ctx, tx, op)
+			return s.waitAcks(ctx, tx, op, ackWrite)
 		}, s.itemsKey)
 		if !wrote {
 			if err == nil || !errors.Is(err, redis.TxFailedErr) || attempt == s.maxRetries {

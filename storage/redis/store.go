@@ -443,7 +443,7 @@ func (s *Store) Ready(ctx context.Context) error {
 		if err := wait.Err(); err != nil {
 			return err
 		}
-		if err := info.Err(); err != nil && (!isReply(err) || strings.HasPrefix(err.Error(), "NOPERM")) {
+		if err := info.Err(); err != nil && (!isReply(err) || isNoPerm(err)) {
 			return err // a server without INFO memory (a test double) says nothing of eviction
 		}
 		return nil
@@ -454,12 +454,6 @@ func (s *Store) Ready(ctx context.Context) error {
 		}
 	}
 	return s.fail(op, err)
-}
-
-// isReply reports whether err is an error reply of Redis.
-func isReply(err error) bool {
-	var re redis.Error
-	return errors.As(err, &re)
 }
 
 // infoField returns the value of field in an INFO reply ("" if absent).
@@ -508,30 +502,12 @@ func (s *Store) SetQuantity(ctx context.Context, petID int64, quantity int) (inv
 	it := inventory.Item{PetID: petID, Quantity: quantity}
 	guard := s.guardBase + field(petID)
 	execSent := false // by the attempt under way
-	watched := func() error {
-		return s.watch(ctx, func(tx *redis.Tx) (err error) {
-			it.Status, err = s.update(ctx, tx, false, guard, it, &execSent)
-			return err
-		}, guard)
-	}
 	attempt := func() error {
 		execSent = false
-		c, err := s.txClient(ctx, guard)
-		if err != nil {
-			return err
-		}
-		if c == nil {
-			return watched()
-		}
-		err = c.Watch(ctx, func(tx *redis.Tx) (err error) {
-			it.Status, err = s.update(ctx, tx, true, guard, it, &execSent)
+		return s.pinned(ctx, func(c pinnedConn) (err error) {
+			it.Status, err = s.update(ctx, c, guard, it, &execSent)
 			return err
 		})
-		if s.cluster != nil && movedBeforeExec(err) {
-			// The slot moved: ClusterClient.Watch follows the redirect.
-			return watched()
-		}
-		return err
 	}
 	cutRetries := 0
 	for n := 0; ; n++ {
@@ -566,17 +542,6 @@ func (s *Store) SetQuantity(ctx context.Context, petID int64, quantity int) (inv
 	}
 }
 
-// movedBeforeExec reports whether err is a Cluster's redirect (MOVED or
-// ASK) met by an update: it wrote nothing (a MULTI holding a redirected
-// command is discarded).
-func movedBeforeExec(err error) bool {
-	if _, ok := redis.IsMovedError(err); ok {
-		return true
-	}
-	_, ok := redis.IsAskError(err)
-	return ok
-}
-
 // txClient returns the client on whose connection a transaction over key
 // sends WATCH itself, in one pipeline with its first read: the Client, or
 // the ClusterClient's master of key's slot. It returns nil for another
@@ -591,41 +556,36 @@ func (s *Store) txClient(ctx context.Context, key string) (*redis.Client, error)
 	return nil, nil
 }
 
-// update is one attempt of SetQuantity on tx: it writes it.Quantity to
-// it.PetID's entry, keeping the entry's status, which it returns. With
-// watch, tx watches nothing yet and update sends WATCH guard in one
-// pipeline with its read of the entry; otherwise tx already watches guard.
-// It sets *execSent before it sends MULTI/EXEC: from then on, a failure
-// leaves the outcome unknown.
-func (s *Store) update(ctx context.Context, tx *redis.Tx, watch bool, guard string, it inventory.Item, execSent *bool) (inventory.Status, error) {
+// update is one attempt of SetQuantity on c, a pinned connection: it
+// writes it.Quantity to it.PetID's entry, keeping the entry's status,
+// which it returns. It sends WATCH guard in one pipeline with its read of
+// the entry. It sets *execSent before it sends MULTI/EXEC: from then on, a
+// failure leaves the outcome unknown.
+func (s *Store) update(ctx context.Context, c pinnedConn, guard string, it inventory.Item, execSent *bool) (inventory.Status, error) {
 	const op = "set quantity"
 	f := field(it.PetID)
 	var raw *redis.StringCmd
 	executed := false
-	if watch {
-		w := redis.NewStatusCmd(ctx, "watch", guard)
-		_, err := tx.Pipelined(ctx, func(p redis.Pipeliner) error {
-			_ = p.Process(ctx, w)
-			raw = p.HGet(ctx, s.itemsKey, f)
-			return nil
-		})
-		if werr := w.Err(); werr != nil {
-			return "", werr
-		}
-		if err != nil && err != raw.Err() {
-			return "", err // no connection: the commands were never sent
-		}
-		// go-redis releases only the WATCH of Tx.Watch when the transaction
-		// closes: this one is released by EXEC, or by UNWATCH on every way
-		// out without it, so that no WATCH stays on a pooled connection.
-		defer func() {
-			if !executed {
-				_ = tx.Unwatch(context.WithoutCancel(ctx)).Err()
-			}
-		}()
-	} else {
-		raw = tx.HGet(ctx, s.itemsKey, f)
+	w := redis.NewStatusCmd(ctx, "watch", guard)
+	_, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		_ = p.Process(ctx, w)
+		raw = p.HGet(ctx, s.itemsKey, f)
+		return nil
+	})
+	if werr := w.Err(); werr != nil {
+		return "", werr
 	}
+	if err != nil && err != raw.Err() {
+		return "", err // no connection: the commands were never sent
+	}
+	// This WATCH is released by EXEC, or by UNWATCH on every way out
+	// without it, so that no WATCH stays on a pooled connection (go-redis
+	// releases only the WATCH of a Tx's own keys when it closes).
+	defer func() {
+		if !executed {
+			_ = c.Do(context.WithoutCancel(ctx), "unwatch").Err()
+		}
+	}()
 	v, err := raw.Result()
 	if err != nil {
 		return "", err // redis.Nil: no entry, translated to not found
@@ -642,7 +602,7 @@ func (s *Store) update(ctx context.Context, tx *redis.Tx, watch bool, guard stri
 	// TxPipelined's habit of returning redis.Nil for a nil reply even when
 	// EXEC committed cannot turn a success into a not found here.
 	*execSent = true
-	err = txPipelined(ctx, tx, func(p redis.Pipeliner) error {
+	err = txPipelined(ctx, c, func(p redis.Pipeliner) error {
 		p.HSet(ctx, s.itemsKey, f, value(it.Quantity, it.Status))
 		s.logSet(ctx, p, []inventory.Item{it})
 		return nil
@@ -652,7 +612,7 @@ func (s *Store) update(ctx context.Context, tx *redis.Tx, watch bool, guard stri
 	if err != nil {
 		return "", err
 	}
-	return it.Status, s.waitAcks(ctx, tx, op)
+	return it.Status, s.waitAcks(ctx, c, op, ackWrite)
 }
 
 // watch runs fn in a WATCH transaction on the client, as Watch does, and
@@ -684,11 +644,11 @@ func txPipelined(ctx context.Context, c interface {
 	TxPipelined(context.Context, func(redis.Pipeliner) error) ([]redis.Cmder, error)
 }, fn func(redis.Pipeliner) error) error {
 	cmds, err := c.TxPipelined(ctx, fn)
-	if err == nil || !strings.HasPrefix(err.Error(), "EXECABORT") {
+	if !isExecAbort(err) {
 		return err
 	}
 	for _, cmd := range cmds {
-		if e := cmd.Err(); e != nil && !strings.HasPrefix(e.Error(), "EXECABORT") {
+		if e := cmd.Err(); e != nil && !isExecAbort(e) {
 			return e
 		}
 	}
@@ -714,44 +674,23 @@ func sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// waitAcks runs WAIT on tx's connection, right after the transaction's
-// EXEC on it, when WithReplicaAcks asks for acknowledgements. WAIT counts
-// the replicas that acknowledged everything this connection wrote, so it
-// must run on the transaction's own connection.
-func (s *Store) waitAcks(ctx context.Context, tx *redis.Tx, op string) error {
-	if s.acks == 0 {
-		return nil
-	}
-	n, err := tx.Wait(ctx, s.acks, s.ackTimeout).Result()
-	if err != nil {
-		return fmt.Errorf("WAIT %d %d after the %s: %w", s.acks, s.ackTimeout.Milliseconds(), op, err)
-	}
-	if n < int64(s.acks) {
-		s.ackShortfalls.Add(1)
-		return inventory.Unavailable(fmt.Errorf(
-			"redisstore: %s: %d of the %d replica acknowledgements asked for (WithReplicaAcks) arrived within %v: the write is applied on the master but not promised to survive a failover; retrying it is safe",
-			op, n, s.acks, s.ackTimeout))
-	}
-	return nil
-}
-
 // exec runs one MULTI/EXEC of queue: a single round trip without
-// WithReplicaAcks; with it, on a connection held by WATCH of a key no one
-// writes (so the WATCH never aborts it, and routes it on Cluster), then
-// WAIT on that connection.
+// WithReplicaAcks; with it, on a pinned connection, then WAIT on that
+// connection (waitAcks).
 func (s *Store) exec(ctx context.Context, op string, queue func(p redis.Pipeliner) error) error {
 	if s.acks == 0 {
 		return txPipelined(ctx, s.client, queue)
 	}
 	for attempt := 0; ; attempt++ {
-		err := s.watch(ctx, func(tx *redis.Tx) error {
-			if err := txPipelined(ctx, tx, queue); err != nil {
+		err := s.pinned(ctx, func(c pinnedConn) error {
+			if err := txPipelined(ctx, c, queue); err != nil {
 				return err
 			}
-			return s.waitAcks(ctx, tx, op)
-		}, s.routeKey)
-		// Only a FLUSHDB or FLUSHALL between WATCH and EXEC aborts it:
-		// nothing was written, so run it again.
+			return s.waitAcks(ctx, c, op, ackWrite)
+		})
+		// Only a FLUSHDB or FLUSHALL between WATCH (of a Ring's pinned
+		// connection) and EXEC aborts it: nothing was written, so run it
+		// again.
 		if !errors.Is(err, redis.TxFailedErr) || attempt == s.maxRetries {
 			return err
 		}

@@ -10,10 +10,14 @@
 //	...
 //	if err := inventoryfiber.Register(app.Group("/v1"), api); err != nil { ... }
 //
-// Two settings of the host's fiber.Config act before any handler runs (a
-// third, BodyLimit, bounds every route of the app):
+// Build the app with NewApp, which takes the host's fiber.Config
+// (timeouts, BodyLimit, which bounds every route of the app):
 //
-//   - StreamRequestBody: set it. The update body then reaches the API as a
+//	app := inventoryfiber.NewApp(fiber.Config{BodyLimit: 4 << 20})
+//
+// It sets over the host's config what acts before any handler runs:
+//
+//   - StreamRequestBody. The update body then reaches the API as a
 //     stream, a huge one is refused with the contract's 413 after the
 //     API's limit (16 KiB by default) + 1 byte, and its rest is read and
 //     discarded before the connection is closed, so that the client reads
@@ -22,9 +26,9 @@
 //     Fiber's ErrorHandler with fiber.ErrRequestEntityTooLarge (by
 //     default a plain-text 413), and the connection is closed at once,
 //     which a client still sending may see as a reset.
-//   - DisablePreParseMultipartForm: set it, or fasthttp answers a
-//     malformed multipart body with its own 400 before the API can
-//     answer 415.
+//   - DisablePreParseMultipartForm, or fasthttp answers a malformed
+//     multipart body with its own 400 before the API can answer 415.
+//   - ErrorHandler and fasthttp's SecureErrorLogMessage (below).
 //
 // Fiber answers a method outside fiber.Config.RequestMethods (default
 // fiber.DefaultMethods), or in lowercase, with its own 400 "Invalid http
@@ -39,6 +43,7 @@
 // fasthttp answers a request head it cannot parse (a control byte in a
 // header value, a bad request line) through Fiber's ErrorHandler with an
 // error that quotes the raw head, the Authorization header included, and
-// Fiber's default ErrorHandler sends that text back: give the app
-// ErrorHandler, which answers the status text alone.
+// Fiber's default ErrorHandler sends that text back: NewApp gives the app
+// ErrorHandler, which answers the status text alone, unless the host has
+// its own, and turns on fasthttp's SecureErrorLogMessage.
 package inventoryfiber

@@ -14,10 +14,8 @@ import (
 // line) through the ErrorHandler with an error that quotes the raw head,
 // its Authorization header included, and Fiber's default ErrorHandler
 // sends that text back to the client. The status is the *fiber.Error's
-// (400, 408, 413, 431, …), else 500.
-//
-//	app := fiber.New(fiber.Config{ErrorHandler: inventoryfiber.ErrorHandler, …})
-//	app.Server().SecureErrorLogMessage = true // fasthttp's own log lines too
+// (400, 408, 413, 431, …), else 500. NewApp gives it to the app, with
+// fasthttp's SecureErrorLogMessage for its own log lines.
 //
 // The API's routes answer their errors themselves (the contract's JSON
 // bodies); this handler sees only what reaches Fiber's.

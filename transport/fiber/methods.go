@@ -29,14 +29,14 @@ import (
 //
 // Every other request is fiber's as before.
 //
-//	app := fiber.New(cfg)
+//	app := inventoryfiber.NewApp(cfg)
 //	if err := inventoryfiber.Register(app.Group("/v1"), api); err != nil { ... }
 //	if err := inventoryfiber.ServeOtherMethods(app, api, "/v1"); err != nil { ... }
 //
 // It wraps the handler, the error handler and the HeaderReceived hook of
 // app.Server() (calling a hook set before it), so call it on the app that
-// serves (not one mounted in another), after fiber.New and before
-// serving. The app's middleware does not run for these requests, as it
+// serves (not one mounted in another), after NewApp (or fiber.New) and
+// before serving. The app's middleware does not run for these requests, as it
 // does not for fiber's own answers.
 func ServeOtherMethods(app *fiber.App, api *inventory.API, prefix string) error {
 	if app == nil || api == nil {

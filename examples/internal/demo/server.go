@@ -65,24 +65,19 @@ func ServeHTTP(ctx context.Context, log *slog.Logger, ln net.Listener, h http.Ha
 	}, srv.Shutdown)
 }
 
-// NewFiberApp is a Fiber app as docs/EMBEDDING.md's recipe makes it, with
-// the timeouts of ServeHTTP: bodies streamed to the API, multipart bodies
-// left to it, and no answer that repeats the request's bytes
-// (inventoryfiber.ErrorHandler, SecureErrorLogMessage).
+// NewFiberApp is a Fiber app as docs/EMBEDDING.md's recipe makes it
+// (inventoryfiber.NewApp: bodies streamed to the API, multipart bodies
+// left to it, no answer that repeats the request's bytes), with the
+// timeouts of ServeHTTP.
 func NewFiberApp() *fiber.App {
-	app := fiber.New(fiber.Config{
-		ReadTimeout:                  readTimeout,
-		WriteTimeout:                 writeTimeout,
-		IdleTimeout:                  idleTimeout,
-		ReadBufferSize:               maxHeaderBytes,
-		BodyLimit:                    1 << 20,
-		StreamRequestBody:            true,
-		DisablePreParseMultipartForm: true,
-		DisableStartupMessage:        true,
-		ErrorHandler:                 inventoryfiber.ErrorHandler,
+	return inventoryfiber.NewApp(fiber.Config{
+		ReadTimeout:           readTimeout,
+		WriteTimeout:          writeTimeout,
+		IdleTimeout:           idleTimeout,
+		ReadBufferSize:        maxHeaderBytes,
+		BodyLimit:             1 << 20,
+		DisableStartupMessage: true,
 	})
-	app.Server().SecureErrorLogMessage = true
-	return app
 }
 
 // ServeFiber serves app on ln until ctx is done, then shuts down gracefully

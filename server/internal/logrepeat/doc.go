@@ -9,8 +9,8 @@
 // The API's outage warnings, go-redis's repeated dial failures and the
 // server's retries all use one Gate each, so that the rule ("warn once,
 // then quietly count") lives here once. The released modules that use it
-// (storage/redis, server) hold a copy generated from this source in their
-// own internal/logrepeat (their gen.go; internal/release's tests fail when
-// a copy differs): no released module imports another module's internal
+// (storage/redis, server) hold a copy generated from this source, its
+// tests included, in their own internal/logrepeat (their gen.go;
+// internal/release's tests fail when a copy differs): no released module imports another module's internal
 // package, which go's version selection could pair with another version.
 package logrepeat

@@ -13,8 +13,9 @@ const DefaultInterval = time.Minute
 
 // DefaultMax is how many distinct lines a Gate remembers when Gate.Max is
 // zero. Lines differ by address (each sentinel, each Cluster node), so a
-// few are kept; past the bound the oldest quiet ones are forgotten, so
-// that a flood of distinct lines never grows memory.
+// few are kept; past the bound the lines whose quiet time is over are
+// forgotten first, then the oldest, so that a flood of distinct lines
+// never grows memory and stays throttled.
 const DefaultMax = 64
 
 // Gate decides which occurrences of a repeated line are logged at their
@@ -63,8 +64,10 @@ func (g *Gate) Allow(key string, now time.Time) (ok bool, held int) {
 }
 
 // forgetIfFull makes room for one more line: it drops the lines whose
-// quiet time is over, and if all are recent, forgets them all rather than
-// grow.
+// quiet time is over, and if all are recent, forgets the oldest (the one
+// logged longest ago), so that a flood of more than Max distinct lines
+// stays throttled but for the lines it pushes out, instead of starting
+// every line anew.
 func (g *Gate) forgetIfFull(now time.Time, interval time.Duration) {
 	max := g.Max
 	if max <= 0 {
@@ -78,7 +81,13 @@ func (g *Gate) forgetIfFull(now time.Time, interval time.Duration) {
 			delete(g.lines, k)
 		}
 	}
-	if len(g.lines) >= max {
-		clear(g.lines)
+	for len(g.lines) >= max {
+		oldest, first := "", true
+		for k, l := range g.lines {
+			if first || l.at.Before(g.lines[oldest].at) {
+				oldest, first = k, false
+			}
+		}
+		delete(g.lines, oldest)
 	}
 }

@@ -5,8 +5,8 @@
 //
 //	//go:generate go run ../../../../internal/release/cmd/copyshared -src ../../../../internal/logrepeat
 //
-// It writes each non-test Go file of the source behind a "Code generated"
-// line; the release package's tests fail when a copy differs from its
+// It writes each Go file of the source, its tests included, behind a
+// "Code generated" line; the release package's tests fail when a copy differs from its
 // source. Edit the source, then run `go generate ./...` in each module
 // holding a copy.
 package main
