@@ -16,6 +16,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -50,6 +51,8 @@ type manifests struct {
 	pdbs            []*policyv1.PodDisruptionBudget
 	policies        []*networkingv1.NetworkPolicy
 	secrets         map[string]*corev1.Secret // the examples, by name
+	jobs            []*batchv1.Job
+	configMaps      []*corev1.ConfigMap
 	kustomization   kustomization
 	scrape          scrapeConfig
 }
@@ -95,6 +98,10 @@ func decodeObject(data []byte) (any, error) {
 		obj = &corev1.ServiceAccount{}
 	case "v1 Secret":
 		obj = &corev1.Secret{}
+	case "v1 ConfigMap":
+		obj = &corev1.ConfigMap{}
+	case "batch/v1 Job":
+		obj = &batchv1.Job{}
 	case "policy/v1 PodDisruptionBudget":
 		obj = &policyv1.PodDisruptionBudget{}
 	case "networking.k8s.io/v1 NetworkPolicy":
@@ -166,6 +173,10 @@ func readManifests(dir string) (*manifests, error) {
 			m.pdbs = append(m.pdbs, o)
 		case *networkingv1.NetworkPolicy:
 			m.policies = append(m.policies, o)
+		case *batchv1.Job:
+			m.jobs = append(m.jobs, o)
+		case *corev1.ConfigMap:
+			m.configMaps = append(m.configMaps, o)
 		case *corev1.Secret:
 			errs = append(errs, fmt.Errorf("%s: a Secret outside an example (%s) would be applied with its placeholders", name, exampleSuffix))
 		}
@@ -373,7 +384,10 @@ func namedPort(c *corev1.Container, name string) (corev1.ContainerPort, bool) {
 }
 
 // probeBudget is how long a probe may fail before Kubernetes acts on it,
-// with Kubernetes's defaults (10 s, 3 failures) for unset fields.
+// with Kubernetes's defaults (10 s, 3 failures) for unset fields: the
+// kubelet acts at the failureThreshold-th failure in a row, which comes
+// (failureThreshold − 1) × periodSeconds after the first (a probe that
+// starts failing just after a success fails at once, not a period later).
 func probeBudget(p *corev1.Probe) int {
 	period, failures := p.PeriodSeconds, p.FailureThreshold
 	if period == 0 {
@@ -382,7 +396,7 @@ func probeBudget(p *corev1.Probe) int {
 	if failures == 0 {
 		failures = 3
 	}
-	return int(period * failures)
+	return int(period * (failures - 1))
 }
 
 // secretFile is the Secret example and its key that a file path in the
@@ -566,7 +580,7 @@ func check(m *manifests, f facts) []error {
 			bad("%s's port %q is %d, but the server listens on %d (ADDR)", p.what, hp.StrVal, cp.ContainerPort, port)
 		}
 		if b := probeBudget(p.probe); b <= f.failoverSeconds {
-			bad("%s's budget, periodSeconds × failureThreshold = %d s, is not above the failover window of docs/SECURITY.md#failover (%d s)", p.what, b, f.failoverSeconds)
+			bad("%s's budget, (failureThreshold − 1) × periodSeconds = %d s, is not above the failover window of docs/SECURITY.md#failover (%d s)", p.what, b, f.failoverSeconds)
 		}
 	}
 	if rp := c.ReadinessProbe; rp != nil {
@@ -615,6 +629,8 @@ func check(m *manifests, f facts) []error {
 			}
 		}
 	}
+	errs = append(errs, checkPlatform(m, f)...)
+	errs = append(errs, checkSeedJob(m, f)...)
 	if sa := pod.ServiceAccountName; sa != "" && !slices.ContainsFunc(m.serviceAccounts, func(s *corev1.ServiceAccount) bool { return s.Name == sa }) {
 		bad("the pods' serviceAccountName %s is not among the objects", sa)
 	}
