@@ -301,7 +301,10 @@ func TestCheckCatches(t *testing.T) {
 		{"Job without startup probe", func(m *manifests, f *facts) { sj, _ := m.seedJob(); sj.server.StartupProbe = nil }, "startupProbe is not an httpGet of /readyz"},
 		{"Job image", func(m *manifests, f *facts) { sj, _ := m.seedJob(); sj.done.Image = "busybox" }, "container done runs busybox"},
 		{"Job seed not JSON", func(m *manifests, f *facts) { m.configMaps[0].Data["items.json"] = "{" }, "is not a JSON array of items"},
-		{"Job seed elsewhere", func(m *manifests, f *facts) { sj, _ := m.seedJob(); sj.server.Args = []string{"-seed", "/etc/items.json"} }, "not a file under a volume mount"},
+		{"Job seed elsewhere", func(m *manifests, f *facts) {
+			sj, _ := m.seedJob()
+			sj.server.Args = []string{"-seed", "/etc/items.json"}
+		}, "not a file under a volume mount"},
 		{"Job pods served", func(m *manifests, f *facts) {
 			m.jobs[0].Spec.Template.Labels[labelComponent] = "server"
 		}, "selects the seed Job's pods"},
