@@ -403,6 +403,11 @@ func probeBudget(p *corev1.Probe) int {
 // container names through a secret volume mount, or an error when the
 // path is under no such mount or the example holds no such key.
 func (m *manifests) secretFile(c *corev1.Container, file string) (volume string, secret *corev1.Secret, key string, err error) {
+	return m.secretFileIn(m.deployment.Spec.Template.Spec.Volumes, c, file)
+}
+
+// secretFileIn is secretFile for a container of a pod with volumes.
+func (m *manifests) secretFileIn(volumes []corev1.Volume, c *corev1.Container, file string) (volume string, secret *corev1.Secret, key string, err error) {
 	for _, vm := range c.VolumeMounts {
 		rel, ok := strings.CutPrefix(path.Clean(file), strings.TrimSuffix(vm.MountPath, "/")+"/")
 		if !ok {
@@ -414,7 +419,7 @@ func (m *manifests) secretFile(c *corev1.Container, file string) (volume string,
 		if !vm.ReadOnly {
 			return "", nil, "", fmt.Errorf("the mount %s of %s is not readOnly", vm.MountPath, file)
 		}
-		for _, v := range m.deployment.Spec.Template.Spec.Volumes {
+		for _, v := range volumes {
 			if v.Name != vm.Name {
 				continue
 			}
@@ -712,6 +717,11 @@ func serverEnv(m *manifests, dir, redisHost, metricsAddr string) (env []string, 
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	return podEnv(m, m.deployment.Spec.Template.Spec.Volumes, c, dir, redisHost, metricsAddr)
+}
+
+// podEnv is serverEnv for container c of a pod with volumes.
+func podEnv(m *manifests, volumes []corev1.Volume, c *corev1.Container, dir, redisHost, metricsAddr string) (env []string, keys []string, secrets []string, err error) {
 	for _, e := range c.Env {
 		v := e.Value
 		switch {
@@ -725,7 +735,7 @@ func serverEnv(m *manifests, dir, redisHost, metricsAddr string) (env []string, 
 			u.Host = redisHost
 			v = u.String()
 		case strings.HasSuffix(e.Name, "_FILE"):
-			volume, s, key, err := m.secretFile(c, v)
+			volume, s, key, err := m.secretFileIn(volumes, c, v)
 			if err != nil {
 				return nil, nil, nil, fmt.Errorf("%s: %w", e.Name, err)
 			}

@@ -281,6 +281,11 @@ func checkSeedJob(m *manifests, f facts) []error {
 		if _, ok := f.settings[e.Name]; !ok {
 			bad("Job %s: environment variable %s is not a setting of inventory-server (-h lists them)", j.Name, e.Name)
 		}
+		if strings.HasSuffix(e.Name, "_FILE") {
+			if _, _, _, err := m.secretFileIn(j.Spec.Template.Spec.Volumes, s, e.Value); err != nil {
+				bad("Job %s: %s=%s: %v", j.Name, e.Name, e.Value, err)
+			}
+		}
 	}
 	p := s.StartupProbe
 	if p == nil || p.HTTPGet == nil || p.HTTPGet.Path != c.ReadinessProbe.HTTPGet.Path {
