@@ -13,11 +13,9 @@ import (
 	"reflect"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
-	"unicode"
 
 	"github.com/petinventory/petinventory/internal/proctest"
 	"github.com/petinventory/petinventory/internal/redistest"
@@ -39,7 +37,6 @@ var (
 	prometheusRule   = filepath.Join(promDir, "prometheusrule.yaml")
 	dashboardFile    = filepath.Join(grafanaDir, "inventory-server.json")
 	dashboardCM      = filepath.Join(grafanaDir, "configmap.yaml")
-	operatingDoc     = filepath.Join("..", "..", "docs", "OPERATING.md")
 	runbookURLPrefix = "https://github.com/petinventory/petinventory/blob/main/docs/OPERATING.md#"
 )
 
@@ -86,65 +83,13 @@ func readRules(t *testing.T) (ruleFile, []byte) {
 	return rf, data
 }
 
-// githubAnchors are the anchors GitHub gives the headings of a Markdown
-// document: the text lowercased, punctuation dropped (letters, digits,
-// spaces, hyphens and underscores kept), spaces made hyphens, and -1, -2,
-// … after a repeated one. Headings inside fenced code are none.
-func githubAnchors(md string) map[string]bool {
-	anchors := map[string]bool{}
-	seen := map[string]int{}
-	link := regexp.MustCompile(`\[([^\]]*)\]\([^)]*\)`)
-	fenced := false
-	for _, line := range strings.Split(md, "\n") {
-		if strings.HasPrefix(strings.TrimSpace(line), "```") {
-			fenced = !fenced
-			continue
-		}
-		hashes := len(line) - len(strings.TrimLeft(line, "#"))
-		if fenced || hashes == 0 || hashes > 6 || !strings.HasPrefix(line[hashes:], " ") {
-			continue
-		}
-		text := link.ReplaceAllString(strings.TrimSpace(line[hashes:]), "$1")
-		var b strings.Builder
-		for _, r := range strings.ToLower(text) {
-			switch {
-			case unicode.IsLetter(r) || unicode.IsDigit(r) || r == '-' || r == '_':
-				b.WriteRune(r)
-			case r == ' ':
-				b.WriteRune('-')
-			}
-		}
-		a := b.String()
-		if n := seen[a]; n > 0 {
-			seen[a] = n + 1
-			a += "-" + strconv.Itoa(n)
-		} else {
-			seen[a] = 1
-		}
-		anchors[a] = true
-	}
-	return anchors
-}
-
-func TestGitHubAnchors(t *testing.T) {
-	md := "# Operating inventory-server\n## A managed Redis: faults\n```sh\n# not a heading\n```\n## Seeding with a Job\n## Seeding with a Job\n### `-seed` and [the Job](x.md)\n#not\n"
-	got := githubAnchors(md)
-	for _, want := range []string{"operating-inventory-server", "a-managed-redis-faults", "seeding-with-a-job", "seeding-with-a-job-1", "-seed-and-the-job"} {
-		if !got[want] {
-			t.Errorf("githubAnchors: no %q in %v", want, got)
-		}
-	}
-	if got["not-a-heading"] || got["not"] {
-		t.Errorf("githubAnchors took a line in code, or without a space after #, for a heading: %v", got)
-	}
-}
-
 // TestAlertRules: at least six alerts, each with a summary, a description
-// and a runbook_url to a heading of docs/OPERATING.md, a severity, and a
-// case of alerts_test.yaml in which it fires.
+// and a runbook_url to docs/OPERATING.md (that its anchor is a heading
+// there is internal/release's TestRunbookLinks, beside the check of every
+// document's links), a severity, and a case of alerts_test.yaml in which
+// it fires.
 func TestAlertRules(t *testing.T) {
 	rf, _ := readRules(t)
-	anchors := githubAnchors(readFile(t, operatingDoc))
 	testData, err := os.ReadFile(rulesTestFile)
 	if err != nil {
 		t.Fatal(err)
@@ -180,9 +125,8 @@ func TestAlertRules(t *testing.T) {
 					t.Errorf("alert %s has no %s", r.Alert, key)
 				}
 			}
-			anchor, ok := strings.CutPrefix(r.Annotations["runbook_url"], runbookURLPrefix)
-			if !ok || !anchors[anchor] {
-				t.Errorf("alert %s: runbook_url %q is not %s followed by the anchor of a heading of docs/OPERATING.md", r.Alert, r.Annotations["runbook_url"], runbookURLPrefix)
+			if anchor, ok := strings.CutPrefix(r.Annotations["runbook_url"], runbookURLPrefix); !ok || anchor == "" || anchor != strings.ToLower(r.Alert) {
+				t.Errorf("alert %s: runbook_url %q is not %s followed by the section named after the alert", r.Alert, r.Annotations["runbook_url"], runbookURLPrefix)
 			}
 			if r.Labels["severity"] != "critical" && r.Labels["severity"] != "warning" {
 				t.Errorf("alert %s: severity %q, want critical or warning", r.Alert, r.Labels["severity"])
