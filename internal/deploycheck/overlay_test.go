@@ -194,6 +194,7 @@ func TestOverlay(t *testing.T) {
 	for _, err := range checkOverlay(m, k.Namespace) {
 		t.Error(err)
 	}
+	m.secrets = readDeploy(t).secrets // created by the operator, in the examples' shape
 	for _, err := range append(checkPlatform(m, f), checkSeedJob(m, f)...) {
 		t.Error(err)
 	}
