@@ -476,21 +476,7 @@ func TestMetricsWatchCounters(t *testing.T) {
 	if err := store.Put(context.Background(), DemoInventory()...); err != nil {
 		t.Fatal(err)
 	}
-	tel, err := newTelemetryWith(client, store, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	api, err := inventory.New(store, inventory.WithAPIKeys(testKey), inventory.WithObserver(tel.observer),
-		inventory.WithLogger(slog.New(slog.DiscardHandler)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	gin.SetMode(gin.ReleaseMode)
-	engine := gin.New()
-	tel.mountGin(engine, true)
-	if err := inventorygin.Register(engine.Group("/v1"), api); err != nil {
-		t.Fatal(err)
-	}
+	engine := metricsEngine(t, client, store)
 	patch := func(want int) {
 		t.Helper()
 		w := httptest.NewRecorder()
@@ -519,6 +505,28 @@ func TestMetricsWatchCounters(t *testing.T) {
 	}
 }
 
+// metricsEngine is a Gin engine serving the API on store under /v1 and
+// GET /metrics, with the server's telemetry (tracing off).
+func metricsEngine(t *testing.T, client redis.UniversalClient, store *redisstore.Store) *gin.Engine {
+	t.Helper()
+	tel, err := newTelemetryWith(client, store, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	api, err := inventory.New(store, inventory.WithAPIKeys(testKey), inventory.WithObserver(tel.observer),
+		inventory.WithLogger(slog.New(slog.DiscardHandler)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gin.SetMode(gin.ReleaseMode)
+	engine := gin.New()
+	tel.mountGin(engine, true)
+	if err := inventorygin.Register(engine.Group("/v1"), api); err != nil {
+		t.Fatal(err)
+	}
+	return engine
+}
+
 // A write that no replica acknowledges (a Redis with none, and
 // -replica-acks 1) is answered 503 and counted in
 // inventory_store_replica_ack_shortfalls_total, which the
@@ -539,21 +547,7 @@ func TestMetricsReplicaAckShortfalls(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tel, err := newTelemetryWith(client, store, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	api, err := inventory.New(store, inventory.WithAPIKeys(testKey), inventory.WithObserver(tel.observer),
-		inventory.WithLogger(slog.New(slog.DiscardHandler)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	gin.SetMode(gin.ReleaseMode)
-	engine := gin.New()
-	tel.mountGin(engine, true)
-	if err := inventorygin.Register(engine.Group("/v1"), api); err != nil {
-		t.Fatal(err)
-	}
+	engine := metricsEngine(t, client, store)
 	w := httptest.NewRecorder()
 	engine.ServeHTTP(w, request("PATCH", "/v1/inventory/1", "Bearer "+testKey, `{"quantity":2}`))
 	if w.Code != http.StatusServiceUnavailable {

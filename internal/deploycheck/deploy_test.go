@@ -88,17 +88,24 @@ func TestManifests(t *testing.T) {
 // TestScrapeConfig has promtool validate the Prometheus configuration (it
 // decodes strictly). CI installs prometheus and sets PROMETHEUS_REQUIRED.
 func TestScrapeConfig(t *testing.T) {
-	promtool, err := exec.LookPath("promtool")
+	out, err := exec.Command(promtool(t), "check", "config", filepath.Join(deployDir, scrapeConfigFile)).CombinedOutput()
+	if err != nil {
+		t.Fatalf("promtool check config %s: %v\n%s", scrapeConfigFile, err, out)
+	}
+}
+
+// promtool is promtool's path; without it the test is skipped, or fails
+// when PROMETHEUS_REQUIRED says it must run (CI installs prometheus).
+func promtool(t *testing.T) string {
+	t.Helper()
+	path, err := exec.LookPath("promtool")
 	if err != nil {
 		if os.Getenv("PROMETHEUS_REQUIRED") != "" {
 			t.Fatal("promtool is not installed (apt-get install prometheus), and PROMETHEUS_REQUIRED is set")
 		}
 		t.Skip("promtool is not installed (apt-get install prometheus)")
 	}
-	out, err := exec.Command(promtool, "check", "config", filepath.Join(deployDir, scrapeConfigFile)).CombinedOutput()
-	if err != nil {
-		t.Fatalf("promtool check config %s: %v\n%s", scrapeConfigFile, err, out)
-	}
+	return path
 }
 
 // TestServerRunsWithTheManifests runs inventory-server with the

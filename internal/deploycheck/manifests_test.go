@@ -159,26 +159,8 @@ func readManifests(dir string) (*manifests, error) {
 			continue
 		}
 		m.objectFiles = append(m.objectFiles, name)
-		switch o := obj.(type) {
-		case *appsv1.Deployment:
-			if m.deployment != nil {
-				errs = append(errs, fmt.Errorf("%s: a second Deployment", name))
-			}
-			m.deployment = o
-		case *corev1.Service:
-			m.services = append(m.services, o)
-		case *corev1.ServiceAccount:
-			m.serviceAccounts = append(m.serviceAccounts, o)
-		case *policyv1.PodDisruptionBudget:
-			m.pdbs = append(m.pdbs, o)
-		case *networkingv1.NetworkPolicy:
-			m.policies = append(m.policies, o)
-		case *batchv1.Job:
-			m.jobs = append(m.jobs, o)
-		case *corev1.ConfigMap:
-			m.configMaps = append(m.configMaps, o)
-		case *corev1.Secret:
-			errs = append(errs, fmt.Errorf("%s: a Secret outside an example (%s) would be applied with its placeholders", name, exampleSuffix))
+		if err := m.add(obj); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", name, err))
 		}
 	}
 	if m.deployment == nil {
@@ -186,6 +168,32 @@ func readManifests(dir string) (*manifests, error) {
 	}
 	sort.Strings(m.objectFiles)
 	return m, errors.Join(errs...)
+}
+
+// add files an applied object by its kind.
+func (m *manifests) add(obj any) error {
+	switch o := obj.(type) {
+	case *appsv1.Deployment:
+		if m.deployment != nil {
+			return errors.New("a second Deployment")
+		}
+		m.deployment = o
+	case *corev1.Service:
+		m.services = append(m.services, o)
+	case *corev1.ServiceAccount:
+		m.serviceAccounts = append(m.serviceAccounts, o)
+	case *policyv1.PodDisruptionBudget:
+		m.pdbs = append(m.pdbs, o)
+	case *networkingv1.NetworkPolicy:
+		m.policies = append(m.policies, o)
+	case *batchv1.Job:
+		m.jobs = append(m.jobs, o)
+	case *corev1.ConfigMap:
+		m.configMaps = append(m.configMaps, o)
+	case *corev1.Secret:
+		return fmt.Errorf("a Secret outside an example (%s) would be applied with its placeholders", exampleSuffix)
+	}
+	return nil
 }
 
 // facts is what the rest of the repository says that the manifests must

@@ -144,13 +144,7 @@ func TestAlertRules(t *testing.T) {
 // TestPromtool has promtool check the rules and run alerts_test.yaml, as
 // CI's step does.
 func TestPromtool(t *testing.T) {
-	promtool, err := exec.LookPath("promtool")
-	if err != nil {
-		if os.Getenv("PROMETHEUS_REQUIRED") != "" {
-			t.Fatal("promtool is not installed (apt-get install prometheus), and PROMETHEUS_REQUIRED is set")
-		}
-		t.Skip("promtool is not installed (apt-get install prometheus)")
-	}
+	promtool := promtool(t)
 	for _, args := range [][]string{{"check", "rules", rulesFile}, {"test", "rules", rulesTestFile}} {
 		if out, err := exec.Command(promtool, args...).CombinedOutput(); err != nil {
 			t.Errorf("promtool %s: %v\n%s", strings.Join(args, " "), err, out)

@@ -11,11 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	appsv1 "k8s.io/api/apps/v1"
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
-	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/kustomize/api/krusty"
@@ -66,23 +63,8 @@ func renderOverlay(dir string) (*manifests, error) {
 			errs = append(errs, fmt.Errorf("%s %s: %w", r.GetKind(), r.GetName(), err))
 			continue
 		}
-		switch o := obj.(type) {
-		case *appsv1.Deployment:
-			m.deployment = o
-		case *corev1.Service:
-			m.services = append(m.services, o)
-		case *corev1.ServiceAccount:
-			m.serviceAccounts = append(m.serviceAccounts, o)
-		case *policyv1.PodDisruptionBudget:
-			m.pdbs = append(m.pdbs, o)
-		case *networkingv1.NetworkPolicy:
-			m.policies = append(m.policies, o)
-		case *batchv1.Job:
-			m.jobs = append(m.jobs, o)
-		case *corev1.ConfigMap:
-			m.configMaps = append(m.configMaps, o)
-		case *corev1.Secret:
-			errs = append(errs, fmt.Errorf("Secret %s: the overlay applies a Secret, with whatever it holds", o.Name))
+		if err := m.add(obj); err != nil {
+			errs = append(errs, fmt.Errorf("%s %s: %w", r.GetKind(), r.GetName(), err))
 		}
 	}
 	if m.deployment == nil {
