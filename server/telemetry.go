@@ -355,6 +355,8 @@ var (
 		"Store calls run once more because their Redis connection was cut under them (CLIENT KILL, a restart, the network): list reads, and updates cut before their EXEC was sent.", nil, nil)
 	descCutAfterExec = prometheus.NewDesc("inventory_store_updates_cut_after_exec_total",
 		"Updates whose Redis connection was cut with their EXEC in flight: outcome unknown, answered 503.", nil, nil)
+	descAckShortfalls = prometheus.NewDesc("inventory_store_replica_ack_shortfalls_total",
+		"Writes and list reads that fewer replicas acknowledged within the timeout than -replica-acks asks (answered 503).", nil, nil)
 	descPoolHits     = prometheus.NewDesc("redis_pool_hits_total", "Times go-redis found a free connection in the pool.", nil, nil)
 	descPoolMisses   = prometheus.NewDesc("redis_pool_misses_total", "Times go-redis found no free connection in the pool.", nil, nil)
 	descPoolTimeouts = prometheus.NewDesc("redis_pool_timeouts_total", "Times waiting for a pool connection timed out.", nil, nil)
@@ -365,7 +367,7 @@ var (
 )
 
 func (c redisCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descWatchAborts, descRetriesExhausted, descConfigFaults, descCutRetries, descCutAfterExec, descPoolHits, descPoolMisses,
+	for _, d := range []*prometheus.Desc{descWatchAborts, descRetriesExhausted, descConfigFaults, descCutRetries, descCutAfterExec, descAckShortfalls, descPoolHits, descPoolMisses,
 		descPoolTimeouts, descPoolWaits, descPoolWaitTime, descPoolStale, descPoolConns} {
 		ch <- d
 	}
@@ -378,6 +380,7 @@ func (c redisCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descConfigFaults, prometheus.CounterValue, float64(st.ConfigFaults))
 	ch <- prometheus.MustNewConstMetric(descCutRetries, prometheus.CounterValue, float64(st.CutRetries))
 	ch <- prometheus.MustNewConstMetric(descCutAfterExec, prometheus.CounterValue, float64(st.CutAfterExec))
+	ch <- prometheus.MustNewConstMetric(descAckShortfalls, prometheus.CounterValue, float64(st.AckShortfalls))
 	ps := c.client.PoolStats()
 	ch <- prometheus.MustNewConstMetric(descPoolHits, prometheus.CounterValue, float64(ps.Hits))
 	ch <- prometheus.MustNewConstMetric(descPoolMisses, prometheus.CounterValue, float64(ps.Misses))

@@ -476,21 +476,7 @@ func TestMetricsWatchCounters(t *testing.T) {
 	if err := store.Put(context.Background(), DemoInventory()...); err != nil {
 		t.Fatal(err)
 	}
-	tel, err := newTelemetryWith(client, store, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	api, err := inventory.New(store, inventory.WithAPIKeys(testKey), inventory.WithObserver(tel.observer),
-		inventory.WithLogger(slog.New(slog.DiscardHandler)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	gin.SetMode(gin.ReleaseMode)
-	engine := gin.New()
-	tel.mountGin(engine, true)
-	if err := inventorygin.Register(engine.Group("/v1"), api); err != nil {
-		t.Fatal(err)
-	}
+	engine := metricsEngine(t, client, store)
 	patch := func(want int) {
 		t.Helper()
 		w := httptest.NewRecorder()
@@ -516,6 +502,61 @@ func TestMetricsWatchCounters(t *testing.T) {
 		if !strings.Contains(w.Body.String(), "\n"+line+"\n") {
 			t.Errorf("/metrics has no line %s", line)
 		}
+	}
+}
+
+// metricsEngine is a Gin engine serving the API on store under /v1 and
+// GET /metrics, with the server's telemetry (tracing off).
+func metricsEngine(t *testing.T, client redis.UniversalClient, store *redisstore.Store) *gin.Engine {
+	t.Helper()
+	tel, err := newTelemetryWith(client, store, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	api, err := inventory.New(store, inventory.WithAPIKeys(testKey), inventory.WithObserver(tel.observer),
+		inventory.WithLogger(slog.New(slog.DiscardHandler)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gin.SetMode(gin.ReleaseMode)
+	engine := gin.New()
+	tel.mountGin(engine, true)
+	if err := inventorygin.Register(engine.Group("/v1"), api); err != nil {
+		t.Fatal(err)
+	}
+	return engine
+}
+
+// A write that no replica acknowledges (a Redis with none, and
+// -replica-acks 1) is answered 503 and counted in
+// inventory_store_replica_ack_shortfalls_total, which the
+// InventoryReplicaAckShortfall alert of deploy/prometheus reads.
+func TestMetricsReplicaAckShortfalls(t *testing.T) {
+	node := newRedis(t)
+	seeder := redis.NewClient(&redis.Options{Addr: node.Addr()})
+	client := redis.NewClient(&redis.Options{Addr: node.Addr()})
+	t.Cleanup(func() { _ = seeder.Close(); _ = client.Close() })
+	plain, err := redisstore.New(seeder)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := plain.Put(context.Background(), DemoInventory()...); err != nil {
+		t.Fatal(err)
+	}
+	store, err := redisstore.New(client, redisstore.WithReplicaAcks(1, 20*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	engine := metricsEngine(t, client, store)
+	w := httptest.NewRecorder()
+	engine.ServeHTTP(w, request("PATCH", "/v1/inventory/1", "Bearer "+testKey, `{"quantity":2}`))
+	if w.Code != http.StatusServiceUnavailable {
+		t.Fatalf("PATCH with no replica to acknowledge it: %d %s, want 503", w.Code, w.Body)
+	}
+	w = httptest.NewRecorder()
+	engine.ServeHTTP(w, request("GET", "/metrics", "", ""))
+	if line := "inventory_store_replica_ack_shortfalls_total 1"; !strings.Contains(w.Body.String(), "\n"+line+"\n") {
+		t.Errorf("/metrics has no line %s", line)
 	}
 }
 

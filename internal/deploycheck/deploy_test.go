@@ -88,17 +88,24 @@ func TestManifests(t *testing.T) {
 // TestScrapeConfig has promtool validate the Prometheus configuration (it
 // decodes strictly). CI installs prometheus and sets PROMETHEUS_REQUIRED.
 func TestScrapeConfig(t *testing.T) {
-	promtool, err := exec.LookPath("promtool")
+	out, err := exec.Command(promtool(t), "check", "config", filepath.Join(deployDir, scrapeConfigFile)).CombinedOutput()
+	if err != nil {
+		t.Fatalf("promtool check config %s: %v\n%s", scrapeConfigFile, err, out)
+	}
+}
+
+// promtool is promtool's path; without it the test is skipped, or fails
+// when PROMETHEUS_REQUIRED says it must run (CI installs prometheus).
+func promtool(t *testing.T) string {
+	t.Helper()
+	path, err := exec.LookPath("promtool")
 	if err != nil {
 		if os.Getenv("PROMETHEUS_REQUIRED") != "" {
 			t.Fatal("promtool is not installed (apt-get install prometheus), and PROMETHEUS_REQUIRED is set")
 		}
 		t.Skip("promtool is not installed (apt-get install prometheus)")
 	}
-	out, err := exec.Command(promtool, "check", "config", filepath.Join(deployDir, scrapeConfigFile)).CombinedOutput()
-	if err != nil {
-		t.Fatalf("promtool check config %s: %v\n%s", scrapeConfigFile, err, out)
-	}
+	return path
 }
 
 // TestServerRunsWithTheManifests runs inventory-server with the
@@ -270,6 +277,45 @@ func TestCheckCatches(t *testing.T) {
 				Ports: []networkingv1.NetworkPolicyPort{{Port: ptr(intstr.FromString("metrics-b"))}}})
 		}, "want A records and the pods' metrics port 9191"},
 		{"annotations", func(m *manifests, f *facts) { m.deployment.Spec.Template.Annotations["prometheus.io/port"] = "9999" }, "prometheus.io annotations"},
+		{"readiness unready within the failover", func(m *manifests, f *facts) { ctr(m).ReadinessProbe.FailureThreshold = 4 }, "(failureThreshold − 1) × periodSeconds = 30 s"},
+		{"no instance label", func(m *manifests, f *facts) { delete(m.services[0].Labels, labelInstance) }, "has no app.kubernetes.io/instance label"},
+		{"version label", func(m *manifests, f *facts) { f.version = "v9.9.9" }, `label app.kubernetes.io/version is "v0.1.0", want the server's version v9.9.9`},
+		{"selector without instance", func(m *manifests, f *facts) { delete(m.deployment.Spec.Selector.MatchLabels, labelInstance) }, "selector does not name app.kubernetes.io/instance"},
+		{"selector with version", func(m *manifests, f *facts) {
+			m.deployment.Spec.Selector.MatchLabels[labelVersion] = "v0.1.0"
+		}, "changes with every release"},
+		{"no zone spread", func(m *manifests, f *facts) {
+			m.deployment.Spec.Template.Spec.TopologySpreadConstraints = m.deployment.Spec.Template.Spec.TopologySpreadConstraints[1:]
+		}, "no topologySpreadConstraint on topology.kubernetes.io/zone"},
+		{"spread without matchLabelKeys", func(m *manifests, f *facts) {
+			m.deployment.Spec.Template.Spec.TopologySpreadConstraints[0].MatchLabelKeys = nil
+		}, "no matchLabelKeys: [pod-template-hash]"},
+		{"PDB blocks drains", func(m *manifests, f *facts) { m.pdbs[0].Spec.UnhealthyPodEvictionPolicy = nil }, "unhealthyPodEvictionPolicy is not AlwaysAllow"},
+		{"egress anywhere", func(m *manifests, f *facts) {
+			eg := m.policies[0].Spec.Egress
+			eg[len(eg)-1].To = nil
+		}, "has no to: it allows any address"},
+		{"no NodeLocal DNSCache", func(m *manifests, f *facts) { m.policies[0].Spec.Egress[0].To = m.policies[0].Spec.Egress[0].To[:1] }, "NodeLocal DNSCache (169.254.20.10"},
+		{"no Redis egress", func(m *manifests, f *facts) { m.policies[0].Spec.Egress = m.policies[0].Spec.Egress[:1] }, "reach Redis"},
+		{"seed in the Deployment", func(m *manifests, f *facts) { ctr(m).Args = []string{"-seed=demo"} }, "the Deployment seeds the store"},
+		{"seed variable in the Deployment", func(m *manifests, f *facts) { setEnv(m, "INVENTORY_SEED", "demo") }, "the Deployment seeds the store"},
+		{"no seed Job", func(m *manifests, f *facts) { m.jobs = nil }, "0 Jobs"},
+		{"Job seeds another store", func(m *manifests, f *facts) {
+			sj, _ := m.seedJob()
+			sj.server.Env = append(sj.server.Env, corev1.EnvVar{Name: "INVENTORY_REDIS_PREFIX", Value: "other"})
+			sj.server.Env = slices.DeleteFunc(sj.server.Env, func(e corev1.EnvVar) bool { return e.Name == "INVENTORY_REDIS_PREFIX" && e.Value != "other" })
+		}, `INVENTORY_REDIS_PREFIX is "other"`},
+		{"Job without startup probe", func(m *manifests, f *facts) { sj, _ := m.seedJob(); sj.server.StartupProbe = nil }, "startupProbe is not an httpGet of /readyz"},
+		{"Job image", func(m *manifests, f *facts) { sj, _ := m.seedJob(); sj.done.Image = "busybox" }, "container done runs busybox"},
+		{"Job seed not JSON", func(m *manifests, f *facts) { m.configMaps[0].Data["items.json"] = "{" }, "is not a JSON array of items"},
+		{"Job seed elsewhere", func(m *manifests, f *facts) {
+			sj, _ := m.seedJob()
+			sj.server.Args = []string{"-seed", "/etc/items.json"}
+		}, "not a file under a volume mount"},
+		{"Job pods served", func(m *manifests, f *facts) {
+			m.jobs[0].Spec.Template.Labels[labelComponent] = "server"
+		}, "selects the seed Job's pods"},
+		{"Job without deadline", func(m *manifests, f *facts) { m.jobs[0].Spec.ActiveDeadlineSeconds = nil }, "no activeDeadlineSeconds"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := readDeploy(t) // a fresh copy to break

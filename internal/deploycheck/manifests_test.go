@@ -16,6 +16,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -50,6 +51,8 @@ type manifests struct {
 	pdbs            []*policyv1.PodDisruptionBudget
 	policies        []*networkingv1.NetworkPolicy
 	secrets         map[string]*corev1.Secret // the examples, by name
+	jobs            []*batchv1.Job
+	configMaps      []*corev1.ConfigMap
 	kustomization   kustomization
 	scrape          scrapeConfig
 }
@@ -95,6 +98,10 @@ func decodeObject(data []byte) (any, error) {
 		obj = &corev1.ServiceAccount{}
 	case "v1 Secret":
 		obj = &corev1.Secret{}
+	case "v1 ConfigMap":
+		obj = &corev1.ConfigMap{}
+	case "batch/v1 Job":
+		obj = &batchv1.Job{}
 	case "policy/v1 PodDisruptionBudget":
 		obj = &policyv1.PodDisruptionBudget{}
 	case "networking.k8s.io/v1 NetworkPolicy":
@@ -152,22 +159,8 @@ func readManifests(dir string) (*manifests, error) {
 			continue
 		}
 		m.objectFiles = append(m.objectFiles, name)
-		switch o := obj.(type) {
-		case *appsv1.Deployment:
-			if m.deployment != nil {
-				errs = append(errs, fmt.Errorf("%s: a second Deployment", name))
-			}
-			m.deployment = o
-		case *corev1.Service:
-			m.services = append(m.services, o)
-		case *corev1.ServiceAccount:
-			m.serviceAccounts = append(m.serviceAccounts, o)
-		case *policyv1.PodDisruptionBudget:
-			m.pdbs = append(m.pdbs, o)
-		case *networkingv1.NetworkPolicy:
-			m.policies = append(m.policies, o)
-		case *corev1.Secret:
-			errs = append(errs, fmt.Errorf("%s: a Secret outside an example (%s) would be applied with its placeholders", name, exampleSuffix))
+		if err := m.add(obj); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", name, err))
 		}
 	}
 	if m.deployment == nil {
@@ -175,6 +168,32 @@ func readManifests(dir string) (*manifests, error) {
 	}
 	sort.Strings(m.objectFiles)
 	return m, errors.Join(errs...)
+}
+
+// add files an applied object by its kind.
+func (m *manifests) add(obj any) error {
+	switch o := obj.(type) {
+	case *appsv1.Deployment:
+		if m.deployment != nil {
+			return errors.New("a second Deployment")
+		}
+		m.deployment = o
+	case *corev1.Service:
+		m.services = append(m.services, o)
+	case *corev1.ServiceAccount:
+		m.serviceAccounts = append(m.serviceAccounts, o)
+	case *policyv1.PodDisruptionBudget:
+		m.pdbs = append(m.pdbs, o)
+	case *networkingv1.NetworkPolicy:
+		m.policies = append(m.policies, o)
+	case *batchv1.Job:
+		m.jobs = append(m.jobs, o)
+	case *corev1.ConfigMap:
+		m.configMaps = append(m.configMaps, o)
+	case *corev1.Secret:
+		return fmt.Errorf("a Secret outside an example (%s) would be applied with its placeholders", exampleSuffix)
+	}
+	return nil
 }
 
 // facts is what the rest of the repository says that the manifests must
@@ -373,7 +392,10 @@ func namedPort(c *corev1.Container, name string) (corev1.ContainerPort, bool) {
 }
 
 // probeBudget is how long a probe may fail before Kubernetes acts on it,
-// with Kubernetes's defaults (10 s, 3 failures) for unset fields.
+// with Kubernetes's defaults (10 s, 3 failures) for unset fields: the
+// kubelet acts at the failureThreshold-th failure in a row, which comes
+// (failureThreshold − 1) × periodSeconds after the first (a probe that
+// starts failing just after a success fails at once, not a period later).
 func probeBudget(p *corev1.Probe) int {
 	period, failures := p.PeriodSeconds, p.FailureThreshold
 	if period == 0 {
@@ -382,13 +404,18 @@ func probeBudget(p *corev1.Probe) int {
 	if failures == 0 {
 		failures = 3
 	}
-	return int(period * failures)
+	return int(period * (failures - 1))
 }
 
 // secretFile is the Secret example and its key that a file path in the
 // container names through a secret volume mount, or an error when the
 // path is under no such mount or the example holds no such key.
 func (m *manifests) secretFile(c *corev1.Container, file string) (volume string, secret *corev1.Secret, key string, err error) {
+	return m.secretFileIn(m.deployment.Spec.Template.Spec.Volumes, c, file)
+}
+
+// secretFileIn is secretFile for a container of a pod with volumes.
+func (m *manifests) secretFileIn(volumes []corev1.Volume, c *corev1.Container, file string) (volume string, secret *corev1.Secret, key string, err error) {
 	for _, vm := range c.VolumeMounts {
 		rel, ok := strings.CutPrefix(path.Clean(file), strings.TrimSuffix(vm.MountPath, "/")+"/")
 		if !ok {
@@ -400,7 +427,7 @@ func (m *manifests) secretFile(c *corev1.Container, file string) (volume string,
 		if !vm.ReadOnly {
 			return "", nil, "", fmt.Errorf("the mount %s of %s is not readOnly", vm.MountPath, file)
 		}
-		for _, v := range m.deployment.Spec.Template.Spec.Volumes {
+		for _, v := range volumes {
 			if v.Name != vm.Name {
 				continue
 			}
@@ -566,7 +593,7 @@ func check(m *manifests, f facts) []error {
 			bad("%s's port %q is %d, but the server listens on %d (ADDR)", p.what, hp.StrVal, cp.ContainerPort, port)
 		}
 		if b := probeBudget(p.probe); b <= f.failoverSeconds {
-			bad("%s's budget, periodSeconds × failureThreshold = %d s, is not above the failover window of docs/SECURITY.md#failover (%d s)", p.what, b, f.failoverSeconds)
+			bad("%s's budget, (failureThreshold − 1) × periodSeconds = %d s, is not above the failover window of docs/SECURITY.md#failover (%d s)", p.what, b, f.failoverSeconds)
 		}
 	}
 	if rp := c.ReadinessProbe; rp != nil {
@@ -615,6 +642,8 @@ func check(m *manifests, f facts) []error {
 			}
 		}
 	}
+	errs = append(errs, checkPlatform(m, f)...)
+	errs = append(errs, checkSeedJob(m, f)...)
 	if sa := pod.ServiceAccountName; sa != "" && !slices.ContainsFunc(m.serviceAccounts, func(s *corev1.ServiceAccount) bool { return s.Name == sa }) {
 		bad("the pods' serviceAccountName %s is not among the objects", sa)
 	}
@@ -696,6 +725,11 @@ func serverEnv(m *manifests, dir, redisHost, metricsAddr string) (env []string, 
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	return podEnv(m, m.deployment.Spec.Template.Spec.Volumes, c, dir, redisHost, metricsAddr)
+}
+
+// podEnv is serverEnv for container c of a pod with volumes.
+func podEnv(m *manifests, volumes []corev1.Volume, c *corev1.Container, dir, redisHost, metricsAddr string) (env []string, keys []string, secrets []string, err error) {
 	for _, e := range c.Env {
 		v := e.Value
 		switch {
@@ -709,7 +743,7 @@ func serverEnv(m *manifests, dir, redisHost, metricsAddr string) (env []string, 
 			u.Host = redisHost
 			v = u.String()
 		case strings.HasSuffix(e.Name, "_FILE"):
-			volume, s, key, err := m.secretFile(c, v)
+			volume, s, key, err := m.secretFileIn(volumes, c, v)
 			if err != nil {
 				return nil, nil, nil, fmt.Errorf("%s: %w", e.Name, err)
 			}

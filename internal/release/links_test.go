@@ -152,3 +152,36 @@ func TestHeadingAnchors(t *testing.T) {
 		t.Error("a line in a code block made an anchor")
 	}
 }
+
+// runbookURL is a runbook_url of deploy/prometheus/alerts.yaml: the
+// repository's docs/OPERATING.md on GitHub, and a heading's anchor.
+var runbookURL = regexp.MustCompile(`runbook_url:\s*(\S+)`)
+
+const runbookBase = "https://github.com/petinventory/petinventory/blob/main/docs/OPERATING.md#"
+
+// TestRunbookLinks fails for an alert of deploy/prometheus/alerts.yaml
+// whose runbook_url is not a heading of docs/OPERATING.md, as GitHub
+// makes anchors of headings: the alert would send whoever is paged to
+// the top of the page.
+func TestRunbookLinks(t *testing.T) {
+	root := filepath.Join("..", "..")
+	rules, err := os.ReadFile(filepath.Join(root, "deploy", "prometheus", "alerts.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := os.ReadFile(filepath.Join(root, "docs", "OPERATING.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	anchors := headingAnchors(string(doc))
+	urls := runbookURL.FindAllStringSubmatch(string(rules), -1)
+	if len(urls) == 0 {
+		t.Fatal("deploy/prometheus/alerts.yaml has no runbook_url")
+	}
+	for _, m := range urls {
+		anchor, ok := strings.CutPrefix(strings.Trim(m[1], `'"`), runbookBase)
+		if !ok || !anchors[anchor] {
+			t.Errorf("runbook_url %s: not %s followed by the anchor of a heading of docs/OPERATING.md", m[1], runbookBase)
+		}
+	}
+}
