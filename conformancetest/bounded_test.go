@@ -2,7 +2,10 @@ package conformancetest
 
 import (
 	"maps"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -143,5 +146,37 @@ func TestBoundedConsistencyRunsBackToBack(t *testing.T) {
 		if !maps.Equal(before, after) {
 			t.Errorf("run %d: quantities %v after the run, %v before", run, after, before)
 		}
+	}
+}
+
+// TestStableTagAfterSameBodyWrite: a write that puts back the body a list
+// showed is a new state with a new tag (a restore that a bounded
+// deployment's held list did not show yet, or another client's): when
+// the tag then holds, etag/stable tries again and passes; a tag that
+// changes on every list still fails it.
+func TestStableTagAfterSameBodyWrite(t *testing.T) {
+	rs := &refServer{}
+	newRefServer(t, rs) // for its seed; served below behind the write
+	var lists atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet && r.URL.Path == "/v1/inventory" {
+			if lists.Add(1) == 3 { // after the probe's list and the first of the pair
+				rs.mu.Lock()
+				rs.version++ // a write of the same quantity
+				rs.mu.Unlock()
+			}
+		}
+		rs.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	rep, err := RunChecks(t.Context(), Config{BaseURL: srv.URL + "/v1", APIKey: refKey, Run: "^etag/stable$"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, _ := rep.Result("etag/stable"); res.Outcome != Pass {
+		t.Errorf("one same-body write: %s %v", res.Outcome, res.Failures)
+	}
+	if res, _ := runRef(t, &refServer{broken: "a new tag on every list"}, "^etag/stable$").Result("etag/stable"); res.Outcome != Fail {
+		t.Errorf("a new tag on every list: %s", res.Outcome)
 	}
 }
