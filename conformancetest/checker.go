@@ -198,10 +198,15 @@ func (c *checker) noteSent(r request) {
 	}
 }
 
-// list fetches the inventory, leniently parsed (the list checks judge its
-// form; here it is only read).
-func (c *checker) list() ([]item, *exchange, error) {
-	ex := c.rn.send(c.ctx, request{method: http.MethodGet, path: "/inventory"})
+// list fetches the inventory with the strict list (stateList), leniently
+// parsed (the list checks judge its form; here it is only read): what a
+// check learns of the pets, and restores, is never a state a deployment
+// with a staleness bound held.
+func (c *checker) list() ([]item, *exchange, error) { return c.listWith(stateList()) }
+
+// listWith sends the list r and parses it as list does.
+func (c *checker) listWith(r request) ([]item, *exchange, error) {
+	ex := c.rn.send(c.ctx, r)
 	c.mu.Lock()
 	c.res.Requests++
 	c.mu.Unlock()
@@ -377,7 +382,9 @@ func (c *checker) restore() {
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.ctx), restoreTimeout)
 	defer cancel()
-	ex := c.rn.send(ctx, request{method: http.MethodGet, path: "/inventory"})
+	// Strict, as the snapshot (protect): a list up to a bound old could
+	// miss this check's own writes, which would then stay.
+	ex := c.rn.send(ctx, stateList())
 	c.res.Requests++
 	if ex.err != nil {
 		c.failf(ex, "the inventory readable after the check", "cannot read the inventory to restore the quantities this check may have changed: %v", ex.err)

@@ -60,7 +60,12 @@ func runConsistency(c *checker) {
 	if cfg.Consistency == 0 {
 		c.skipf("opt-in: this check writes many times; give it a duration with -consistency DURATION (Config.Consistency), and the deployment's other replicas with more -base-url flags (Config.Replicas)")
 	}
-	items := c.pets()
+	items := c.pets() // the strict list: the quantities as they are
+	// Under a staleness bound a list may show a state up to the bound
+	// old: one from before a write just made (the restore of a run
+	// before) would show a quantity this run never wrote. Once the bound
+	// has passed, no list shows a state older than these quantities.
+	c.sleep(cfg.ConsistencyStaleness)
 	r := &consistencyRun{c: c, bases: append([]string{cfg.BaseURL}, cfg.Replicas...), slotOf: map[int64]int{},
 		until: cfg.Consistency, next: firstConsistencyQuantity}
 	r.pets = items[:min(linearize.MaxPets, len(items))]

@@ -36,6 +36,12 @@ type request struct {
 	acceptEncoding string
 	// ifNoneMatch is sent as If-None-Match when not empty.
 	ifNoneMatch string
+	// noCache sends Cache-Control: no-cache, which a deployment with a
+	// staleness bound answers from its store as it is, never from a
+	// state it holds (CONTRACT.md §With a staleness bound): the strict
+	// list. Without it a list is the default one, as a client sends it,
+	// which such a deployment may answer up to its bound old.
+	noCache bool
 	// base, when not empty, is the base URL to send to instead of
 	// Config.BaseURL: one of Config.Replicas.
 	base string
@@ -79,6 +85,15 @@ func (b *gatedBody) Read(p []byte) (int, error) {
 		}
 	}
 	return b.r.Read(p)
+}
+
+// stateList is the list the suite learns and verifies state with: the
+// strict list (noCache), so that a deployment with a staleness bound
+// shows every update answered before it, as every other deployment
+// does. The checks that look at the default list, the one clients get,
+// send a request without noCache and say so.
+func stateList() request {
+	return request{method: http.MethodGet, path: "/inventory", noCache: true}
 }
 
 // defaultAcceptEncoding is what a request accepts when it does not say.
@@ -256,8 +271,15 @@ func (rn *runner) newRequest(ctx context.Context, r request, url string) (*http.
 	if r.ifNoneMatch != "" {
 		req.Header.Set("If-None-Match", r.ifNoneMatch)
 	}
+	if r.noCache {
+		req.Header.Set("Cache-Control", noCacheDirective)
+	}
 	return req, nil
 }
+
+// noCacheDirective is the Cache-Control of a strict list (RFC 9111
+// §5.2.1.4).
+const noCacheDirective = "no-cache"
 
 // onlyReader hides the type of a reader so that net/http cannot learn its
 // length: the request goes out chunked.
@@ -338,6 +360,9 @@ func (rn *runner) record(ex *exchange) *Exchange {
 	if ex.req.ifNoneMatch != "" {
 		rec.Request.Header["If-None-Match"] = ex.req.ifNoneMatch
 	}
+	if ex.req.noCache {
+		rec.Request.Header["Cache-Control"] = noCacheDirective
+	}
 	if ex.err != nil {
 		rec.Error = rn.scrub(ex.err.Error())
 		return rec
@@ -381,6 +406,9 @@ func (rn *runner) curl(ex *exchange) string {
 	r := ex.req
 	cr := report.CurlRequest{Method: r.method, URL: ex.url, ContentType: r.contentType, AcceptEncoding: r.acceptEncoding,
 		IfNoneMatch: r.ifNoneMatch, Body: r.body, Chunked: r.chunked}
+	if r.noCache {
+		cr.CacheControl = noCacheDirective
+	}
 	if r.auth != nil {
 		cr.Auth = &report.CurlAuth{Send: r.auth.send, Value: r.auth.value}
 	}

@@ -87,9 +87,15 @@ type Config struct {
 	// list must show every update answered at least this long before it
 	// was sent (each list's call is moved this much earlier before the
 	// linearizability check: Δ-atomicity). The run leaves this much quiet
-	// before each barrier list. Zero is the strict promise. Every run
+	// before each barrier list, and starts this long after reading the
+	// quantities before it. Zero is the strict promise. Every run
 	// reports the observed staleness (Result.Consistency) whatever the
-	// bound.
+	// bound. It is the deployment's bound for the other checks too:
+	// update/visible-in-list and etag/changes-after-update send the
+	// default list (no Cache-Control) this long after an update's answer;
+	// without it they list until it shows the update, for at most 10 s.
+	// (The state the suite reads, checks and restores comes from strict
+	// lists, Cache-Control: no-cache, whatever the bound.)
 	ConsistencyStaleness time.Duration
 	// ConsistencyHistory, when not empty, is a file that the consistency
 	// check saves its history to, passed or failed: every request with

@@ -16,6 +16,7 @@ import (
 // seen is a request as a server received it.
 type seen struct {
 	method, path, auth, contentType string
+	cacheControl                    string
 	chunked                         bool
 	hasContentType                  bool
 	body                            []byte
@@ -31,7 +32,7 @@ func recordingServer(t *testing.T) (*httptest.Server, func() []seen) {
 		mu.Lock()
 		all = append(all, seen{
 			method: r.Method, path: r.URL.RequestURI(), auth: r.Header.Get("Authorization"),
-			contentType: r.Header.Get("Content-Type"), hasContentType: hasCT,
+			contentType: r.Header.Get("Content-Type"), hasContentType: hasCT, cacheControl: r.Header.Get("Cache-Control"),
 			chunked: len(r.TransferEncoding) > 0 && r.TransferEncoding[0] == "chunked", body: b,
 		})
 		mu.Unlock()
@@ -64,6 +65,7 @@ func TestCurlReproducesRequests(t *testing.T) {
 	requests := []request{
 		{method: http.MethodGet, path: "/inventory?limit=1&sort=desc"},
 		{method: http.MethodHead, path: "/inventory"},
+		stateList(),
 		{method: http.MethodOptions, path: "/inventory/1", auth: noAuth},
 		{method: http.MethodPatch, path: "/inventory/1", contentType: "application/json", body: []byte(`{"quantity":1}`)},
 		{method: http.MethodPatch, path: "/inventory/1", body: []byte(`{"quantity":1}`)},
@@ -99,7 +101,7 @@ func TestCurlReproducesRequests(t *testing.T) {
 			t.Fatalf("%s: %d and %d requests received", cmdline, len(want), len(got))
 		}
 		w, g := want[0], got[0]
-		if w.method != g.method || w.path != g.path || w.auth != g.auth || w.contentType != g.contentType ||
+		if w.method != g.method || w.path != g.path || w.auth != g.auth || w.contentType != g.contentType || w.cacheControl != g.cacheControl ||
 			w.hasContentType != g.hasContentType || w.chunked != g.chunked || !bytes.Equal(w.body, g.body) {
 			t.Errorf("curl sent another request than the runner:\n%s\n runner: %+v\n curl:   %+v", cmdline, short(w), short(g))
 		}

@@ -50,7 +50,10 @@
 //
 // The checks discover pets with the list call and aim 404 checks at an id
 // the list does not show. Before a check's first update the inventory is
-// read; afterwards every quantity the check changed is put back, also when
+// read, with a strict list (Cache-Control: no-cache) as every list the
+// suite learns state from, so that a deployment whose default lists may
+// be up to a staleness bound old never has a stale quantity written back;
+// afterwards every quantity the check changed is put back, also when
 // the check failed midway or the run's context was cancelled (Ctrl-C in
 // the command). A change the check did not intend is reported as a failure
 // and undone, unless another client made it meanwhile (to a value the check

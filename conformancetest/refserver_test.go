@@ -40,11 +40,58 @@ type refServer struct {
 	broken string
 	// extraPets adds pets 1000, 1001, … to the seed.
 	extraPets int
+	// maxStaleness, when not zero, is a staleness bound: a list without
+	// Cache-Control: no-cache is answered from the state held since a
+	// read sent at most this long before, as late as the bound lets it
+	// (no renewal before), so that every default list that may be stale
+	// is; a strict list reads the state as it is.
+	maxStaleness time.Duration
 
 	mu      sync.Mutex
 	qty     map[int64]int64
 	status  map[int64]string
 	version uint64
+	held    *refState // under mu
+}
+
+// refState is a state of the inventory as a list shows it, and when the
+// read that took it was sent.
+type refState struct {
+	body    []byte
+	version uint64
+	read    time.Time
+}
+
+// state returns the state a list r shows: the held one under a bound
+// unless r asks for no-cache or it is older than the bound, else the
+// current one (then held).
+func (rs *refServer) state(r *http.Request) refState {
+	sent := time.Now() // before the lock: a write it misses was answered after
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	strict := strings.Contains(strings.ToLower(r.Header.Get("Cache-Control")), "no-cache")
+	if rs.maxStaleness > 0 && !strict && rs.held != nil && sent.Sub(rs.held.read) <= rs.maxStaleness {
+		return *rs.held
+	}
+	ids := make([]int64, 0, len(rs.qty))
+	for id := range rs.qty {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	var buf bytes.Buffer
+	buf.WriteByte('[')
+	for i, id := range ids {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		fmt.Fprintf(&buf, `{"petId":%d,"quantity":%d,"status":%q}`, id, rs.qty[id], rs.status[id])
+	}
+	buf.WriteByte(']')
+	st := refState{body: buf.Bytes(), version: rs.version, read: sent}
+	if !strict {
+		rs.held = &st
+	}
+	return st
 }
 
 func newRefServer(t *testing.T, rs *refServer) string {
@@ -137,23 +184,8 @@ func acceptsGzip(h string) bool {
 }
 
 func (rs *refServer) serveList(w http.ResponseWriter, r *http.Request) {
-	rs.mu.Lock()
-	ids := make([]int64, 0, len(rs.qty))
-	for id := range rs.qty {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	var buf bytes.Buffer
-	buf.WriteByte('[')
-	for i, id := range ids {
-		if i > 0 {
-			buf.WriteByte(',')
-		}
-		fmt.Fprintf(&buf, `{"petId":%d,"quantity":%d,"status":%q}`, id, rs.qty[id], rs.status[id])
-	}
-	buf.WriteByte(']')
-	version := rs.version
-	rs.mu.Unlock()
+	st := rs.state(r)
+	version := st.version
 	if rs.broken == "tag never changes" {
 		version = 0
 	}
@@ -161,7 +193,7 @@ func (rs *refServer) serveList(w http.ResponseWriter, r *http.Request) {
 	if rs.broken == "a new tag on every list" {
 		tag = fmt.Sprintf(`"t%d"`, time.Now().UnixNano())
 	}
-	body := buf.Bytes()
+	body := st.body
 	zip := acceptsGzip(r.Header.Get("Accept-Encoding")) && len(body) >= rs.gzipMin
 	if rs.broken == "gzip ignoring q=0" && strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
 		zip = true

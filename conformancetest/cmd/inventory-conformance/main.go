@@ -32,10 +32,12 @@
 //	-consistency-clients N  clients of the consistency run (default 8)
 //	-consistency-html FILE  when the consistency check fails, write a picture
 //	                     of the history (porcupine's visualization) to FILE
-//	-consistency-staleness D  judge the consistency run against a bounded-
-//	                     staleness promise: a list shows every update answered
-//	                     at least D before it was sent (default 0: strict);
-//	                     every run reports its observed staleness
+//	-consistency-staleness D  the deployment's staleness bound: judge the
+//	                     consistency run against a bounded-staleness promise
+//	                     (a list shows every update answered at least D before
+//	                     it was sent; default 0: strict), and wait D before the
+//	                     default list after an update and before a consistency
+//	                     run; every run reports its observed staleness
 //	-consistency-history FILE  save the history of the consistency run to FILE
 //	                     (JSON: every request, what it saw, the verdict)
 //	-consistency-replay FILE  judge a history saved by -consistency-history
@@ -113,7 +115,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		consHTML = fs.String("consistency-html", "", "when the consistency check fails, write a picture of the history (HTML) to this file")
 		history  = fs.String("consistency-history", "", "save the history of the consistency run (JSON: every request, what it saw, the verdict) to this file")
 		replay   = fs.String("consistency-replay", "", "judge a history saved by -consistency-history again, without any deployment, and exit as that run would")
-		stale    = fs.Duration("consistency-staleness", 0, "judge the consistency run against a bounded-staleness promise: a list shows every update answered at least this long before it was sent (0: strict)")
+		stale    = fs.Duration("consistency-staleness", 0, "the deployment's staleness bound: judge the consistency run against a bounded-staleness promise, a list shows every update answered at least this long before it was sent (0: strict); the default list after an update, and a consistency run, wait it out (the suite's own reads are strict lists, Cache-Control: no-cache)")
 	)
 	fs.Var(&baseURLs, "base-url", "base URL of the API, version segment included, e.g. https://staging.example/v1 (required); repeat it for each replica of the deployment")
 	fs.Usage = func() {

@@ -14,10 +14,12 @@ type CurlRequest struct {
 	// otherwise it is sent as Auth.Value when Auth.Send is set, and not
 	// at all when it is not.
 	Auth *CurlAuth
-	// ContentType, AcceptEncoding and IfNoneMatch are sent when not empty.
+	// ContentType, AcceptEncoding, IfNoneMatch and CacheControl are sent
+	// when not empty.
 	ContentType    string
 	AcceptEncoding string
 	IfNoneMatch    string
+	CacheControl   string
 	Body           []byte
 	Chunked        bool
 }
@@ -59,6 +61,9 @@ func Curl(r CurlRequest, key string) string {
 	}
 	if r.IfNoneMatch != "" {
 		args = append(args, "-H", shellQuote("If-None-Match: "+r.IfNoneMatch))
+	}
+	if r.CacheControl != "" {
+		args = append(args, "-H", shellQuote("Cache-Control: "+r.CacheControl))
 	}
 	if r.Chunked {
 		args = append(args, "-H", shellQuote("Transfer-Encoding: chunked"))
