@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -100,7 +99,7 @@ func boundedSuiteRuns(t *testing.T, args []string) {
 					m := summaryRE.FindStringSubmatch(res.stdout)
 					t.Logf("%v, run %d: exit %d, %s", extra, run, res.code, m)
 					if res.code != 0 || m == nil || m[2] != "0" {
-						t.Fatalf("%v, run %d: exit %d; want 0 with 0 failed:\n%s\n%s", extra, run, res.code, strings.Join(problemLines(res.stdout), "\n"), res.stderr)
+						t.Fatalf("%v, run %d: exit %d; want 0 with 0 failed:\n%s\n%s", extra, run, res.code, res.stdout, res.stderr)
 					}
 					if after := strictQuantities(t, rs[0].base); !maps.Equal(after, before) {
 						t.Fatalf("%v, run %d: the quantities after the run %v are not those before it %v", extra, run, after, before)
