@@ -368,14 +368,20 @@ func (s *Store) readAll(ctx context.Context, op string) (inventory.Changes, erro
 // log moved under it and it must start over.
 func (s *Store) readAllOnce(ctx context.Context, c redis.Cmdable) (ch inventory.Changes, why string, bad error, err error) {
 	var (
-		rev  *redis.XMessageSliceCmd
-		hlen *redis.IntCmd
+		rev    *redis.XMessageSliceCmd
+		hlen   *redis.IntCmd
+		marker *redis.IntCmd // with WithRequireInitialized
 	)
 	if _, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
 		rev = p.XRevRangeN(ctx, s.logKey, "+", "-", 1)
 		hlen = p.HLen(ctx, s.itemsKey)
+		marker = s.queueMarker(ctx, p)
 		return nil
 	}); err != nil {
+		return ch, "", nil, err
+	}
+	// A wiped store reads empty: never a list of [] for it (marker.go).
+	if err := s.checkMarker("list", marker); err != nil {
 		return ch, "", nil, err
 	}
 	var id, nonce string

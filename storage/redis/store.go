@@ -34,17 +34,21 @@ type Store struct {
 	guardBase  string // guardBase + petId: STRING written by Put and Delete only
 	seedBase   string // seedBase + random: HASH, PutIfEmpty's staging copy of the items
 	routeKey   string // never written: WATCHed to hold one connection for EXEC and WAIT
+	markerKey  string // STRING: the store was initialized (marker.go)
 	maxRetries int
 	acks       int           // WithReplicaAcks: replicas to wait for after a write
 	ackTimeout time.Duration // and how long
 	log        *slog.Logger
 
-	cluster       *redis.ClusterClient        // client, when it is a ClusterClient
-	lastReload    atomic.Int64                // unix nanoseconds of the last ReloadState
-	info          clientInfo                  // the client's configuration, for the fixes logged
-	probe         portProbe                   // the last probe of a port's protocol
-	evictOK       bool                        // WithEvictionAllowed
-	activeFault   atomic.Pointer[activeFault] // the configuration fault in force, if any
+	cluster       *redis.ClusterClient             // client, when it is a ClusterClient
+	lastReload    atomic.Int64                     // unix nanoseconds of the last ReloadState
+	info          clientInfo                       // the client's configuration, for the fixes logged
+	probe         portProbe                        // the last probe of a port's protocol
+	evictOK       bool                             // WithEvictionAllowed
+	requireInit   bool                             // WithRequireInitialized
+	seenMarker    atomic.Bool                      // a call saw the marker: its loss is a vanished store
+	names         func(option, kind string) string // WithSettingNames; nil: the Go API's own names
+	activeFault   atomic.Pointer[activeFault]      // the configuration fault in force, if any
 	configFaults  atomic.Uint64
 	aborts        atomic.Uint64
 	exhausted     atomic.Uint64
@@ -90,7 +94,9 @@ type config struct {
 	ackTimeout time.Duration
 	log        *slog.Logger
 	evictOK    bool
-	clientCfg  *Config // WithClientConfig
+	clientCfg  *Config                          // WithClientConfig
+	init       bool                             // WithRequireInitialized
+	names      func(option, kind string) string // WithSettingNames
 }
 
 // WithKeyPrefix sets the prefix of every key the store uses; default
@@ -213,23 +219,26 @@ func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
 	}
 	tag := "{" + c.prefix + "}:"
 	s := &Store{
-		client:     client,
-		prefix:     c.prefix,
-		itemsKey:   tag + "items",
-		logKey:     tag + "log",
-		guardBase:  tag + "guard:",
-		seedBase:   tag + "seed:",
-		routeKey:   tag + "tx",
-		scanCount:  defaultScanCount,
-		logPage:    defaultLogPage,
-		putChunk:   defaultPutChunk,
-		logCap:     defaultLogCap,
-		maxRetries: c.maxRetries,
-		acks:       c.acks,
-		ackTimeout: c.ackTimeout,
-		log:        c.log,
-		evictOK:    c.evictOK,
-		info:       info,
+		client:      client,
+		prefix:      c.prefix,
+		itemsKey:    tag + "items",
+		logKey:      tag + "log",
+		guardBase:   tag + "guard:",
+		seedBase:    tag + "seed:",
+		routeKey:    tag + "tx",
+		markerKey:   tag + markerSuffix,
+		scanCount:   defaultScanCount,
+		logPage:     defaultLogPage,
+		putChunk:    defaultPutChunk,
+		logCap:      defaultLogCap,
+		maxRetries:  c.maxRetries,
+		acks:        c.acks,
+		ackTimeout:  c.ackTimeout,
+		log:         c.log,
+		evictOK:     c.evictOK,
+		info:        info,
+		requireInit: c.init,
+		names:       c.names,
 	}
 	s.cluster, _ = client.(*redis.ClusterClient)
 	return s, nil
@@ -405,10 +414,12 @@ func (s *Store) Ready(ctx context.Context) error {
 	}
 	probe := "{" + s.prefix + "}:probe:" + newNonce()
 	var info *redis.StringCmd
+	var marker *redis.IntCmd // with WithRequireInitialized
 	err := s.watch(ctx, func(tx *redis.Tx) error {
 		var exists, unwatch, wait redis.Cmder
 		_, _ = tx.Pipelined(ctx, func(p redis.Pipeliner) error {
 			exists = p.Exists(ctx, s.itemsKey)
+			marker = s.queueMarker(ctx, p)
 			unwatch = p.Do(ctx, "unwatch")
 			wait = p.Do(ctx, "wait", 0, 0) // no replica to wait for: answers at once
 			info = p.Info(ctx, "memory")
@@ -452,6 +463,9 @@ func (s *Store) Ready(ctx context.Context) error {
 		if policy := infoField(info.Val(), "maxmemory_policy"); strings.HasPrefix(policy, "allkeys-") {
 			err = &evictionFault{policy: policy}
 		}
+	}
+	if err == nil {
+		err = s.checkMarker(op, marker)
 	}
 	return s.fail(op, err)
 }
@@ -601,12 +615,14 @@ func (s *Store) update(ctx context.Context, tx *redis.Tx, watch bool, guard stri
 	const op = "set quantity"
 	f := field(it.PetID)
 	var raw *redis.StringCmd
+	var marker *redis.IntCmd // with WithRequireInitialized
 	executed := false
 	if watch {
 		w := redis.NewStatusCmd(ctx, "watch", guard)
 		_, err := tx.Pipelined(ctx, func(p redis.Pipeliner) error {
 			_ = p.Process(ctx, w)
 			raw = p.HGet(ctx, s.itemsKey, f)
+			marker = s.queueMarker(ctx, p)
 			return nil
 		})
 		if werr := w.Err(); werr != nil {
@@ -624,7 +640,16 @@ func (s *Store) update(ctx context.Context, tx *redis.Tx, watch bool, guard stri
 			}
 		}()
 	} else {
-		raw = tx.HGet(ctx, s.itemsKey, f)
+		_, _ = tx.Pipelined(ctx, func(p redis.Pipeliner) error {
+			raw = p.HGet(ctx, s.itemsKey, f)
+			marker = s.queueMarker(ctx, p)
+			return nil
+		})
+	}
+	// A store without its marker has no entry to update, or none to trust:
+	// never a not found for a pet a wiped store held.
+	if err := s.checkMarker(op, marker); err != nil {
+		return "", err
 	}
 	v, err := raw.Result()
 	if err != nil {

@@ -1,0 +1,230 @@
+package redisstore
+
+import (
+	"bytes"
+	"errors"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/petinventory/petinventory/inventory"
+	"github.com/redis/go-redis/v9"
+)
+
+var markerSeed = []inventory.Item{
+	{PetID: 1, Quantity: 3, Status: inventory.StatusAvailable},
+	{PetID: 2, Quantity: 0, Status: inventory.StatusSold},
+}
+
+// faultOf returns the configuration fault err holds, failing the test
+// when it holds none or not of kind.
+func faultOf(t *testing.T, what string, err error, kind string) *ConfigFault {
+	t.Helper()
+	f, ok := errors.AsType[*ConfigFault](err)
+	if !ok || f.Kind != kind || !errors.Is(err, ErrNotInitialized) || !errors.Is(err, inventory.ErrUnavailable) || !errors.Is(err, ErrMisconfigured) {
+		t.Fatalf("%s = %v; want a %s fault matching ErrNotInitialized, ErrMisconfigured and inventory.ErrUnavailable", what, err, kind)
+	}
+	var ie *inventory.Error
+	if !errors.As(err, &ie) || ie.Message() != f.Fix {
+		t.Fatalf("%s: the client would read %q; want the fix %q", what, ie.Message(), f.Fix)
+	}
+	return f
+}
+
+// Initialize writes the seed and the marker once; a second Initialize, with
+// other items, writes nothing.
+func TestInitializeOnce(t *testing.T) {
+	backends(t, func(t *testing.T, c *redis.Client) {
+		s := newTestStore(t, c, WithRequireInitialized(), WithLogger(discardLog))
+		if got, err := s.Initialize(t.Context(), markerSeed...); err != nil || got != Initialized {
+			t.Fatalf("Initialize on a fresh store = %v, %v; want initialized", got, err)
+		}
+		if got, err := s.Initialize(t.Context(), inventory.Item{PetID: 9, Status: inventory.StatusSold}); err != nil || got != AlreadyInitialized {
+			t.Fatalf("Initialize again = %v, %v; want already initialized", got, err)
+		}
+		items, err := s.List(t.Context())
+		if err != nil || len(items) != 2 || items[0] != markerSeed[0] {
+			t.Fatalf("List = %v, %v; want the first seed only", items, err)
+		}
+		if err := s.Ready(t.Context()); err != nil {
+			t.Fatalf("Ready of an initialized store: %v", err)
+		}
+	})
+}
+
+// An empty initialization is an initialized, empty inventory: a later seed
+// does not write into it.
+func TestInitializeEmpty(t *testing.T) {
+	backends(t, func(t *testing.T, c *redis.Client) {
+		s := newTestStore(t, c, WithRequireInitialized(), WithLogger(discardLog))
+		if got, err := s.Initialize(t.Context()); err != nil || got != Initialized {
+			t.Fatalf("Initialize() = %v, %v; want initialized", got, err)
+		}
+		if got, err := s.Initialize(t.Context(), markerSeed...); err != nil || got != AlreadyInitialized {
+			t.Fatalf("Initialize with items after an empty one = %v, %v; want already initialized", got, err)
+		}
+		if items, err := s.List(t.Context()); err != nil || len(items) != 0 {
+			t.Fatalf("List = %v, %v; want []", items, err)
+		}
+		if _, err := s.SetQuantity(t.Context(), 1, 5); !errors.Is(err, inventory.ErrNotFound) {
+			t.Fatalf("SetQuantity of a pet an empty store never held = %v; want not found", err)
+		}
+	})
+}
+
+// A store seeded before the marker existed (entries, no marker) is adopted:
+// the marker is written and the entries kept.
+func TestInitializeAdopts(t *testing.T) {
+	backends(t, func(t *testing.T, c *redis.Client) {
+		var logs bytes.Buffer
+		s := newTestStore(t, c, WithRequireInitialized(), WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+		if err := s.Put(t.Context(), markerSeed...); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.List(t.Context()); err == nil {
+			t.Fatal("List of a store without its marker succeeded")
+		}
+		if got, err := s.Initialize(t.Context(), inventory.Item{PetID: 9, Status: inventory.StatusSold}); err != nil || got != Adopted {
+			t.Fatalf("Initialize of a store with entries and no marker = %v, %v; want adopted", got, err)
+		}
+		if !strings.Contains(logs.String(), "adopted") {
+			t.Errorf("the adoption was not logged: %s", logs.String())
+		}
+		items, err := s.List(t.Context())
+		if err != nil || len(items) != 2 {
+			t.Fatalf("List after the adoption = %v, %v; want the entries kept", items, err)
+		}
+		if got, err := s.Initialize(t.Context()); err != nil || got != AlreadyInitialized {
+			t.Fatalf("Initialize after the adoption = %v, %v; want already initialized", got, err)
+		}
+	})
+}
+
+// PutIfEmpty writes the marker with the seed.
+func TestPutIfEmptyMarks(t *testing.T) {
+	backends(t, func(t *testing.T, c *redis.Client) {
+		s := newTestStore(t, c, WithRequireInitialized(), WithLogger(discardLog))
+		if wrote, err := s.PutIfEmpty(t.Context(), markerSeed...); err != nil || !wrote {
+			t.Fatalf("PutIfEmpty = %v, %v", wrote, err)
+		}
+		if n, err := c.Exists(t.Context(), s.markerKey).Result(); err != nil || n != 1 {
+			t.Fatalf("marker after PutIfEmpty: %d, %v", n, err)
+		}
+		if got, err := s.Initialize(t.Context()); err != nil || got != AlreadyInitialized {
+			t.Fatalf("Initialize after PutIfEmpty = %v, %v; want already initialized", got, err)
+		}
+	})
+}
+
+// A store never initialized is not served: lists, updates and Ready fail
+// with the not-initialized fault, whose fix the client reads, logged once.
+// Without WithRequireInitialized it is served empty, as before.
+func TestNotInitializedIsNotServed(t *testing.T) {
+	backends(t, func(t *testing.T, c *redis.Client) {
+		var logs bytes.Buffer
+		s := newTestStore(t, c, WithRequireInitialized(), WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+		_, err := s.List(t.Context())
+		f := faultOf(t, "List", err, FaultNotInitialized)
+		if f.Option != "Store.Initialize" || !strings.Contains(f.Fix, "Store.Initialize") || !strings.Contains(f.Fix, "backup") {
+			t.Errorf("fix %q (option %q): want Store.Initialize and a backup named", f.Fix, f.Option)
+		}
+		_, err = s.ListChanges(t.Context(), "")
+		faultOf(t, "ListChanges", err, FaultNotInitialized)
+		_, err = s.SetQuantity(t.Context(), 1, 2)
+		faultOf(t, "SetQuantity", err, FaultNotInitialized)
+		faultOf(t, "Ready", s.Ready(t.Context()), FaultNotInitialized)
+		if n := strings.Count(logs.String(), "level=ERROR"); n != 1 {
+			t.Errorf("logged %d times, want once:\n%s", n, logs.String())
+		}
+		if n, _ := c.Exists(t.Context(), s.logKey).Result(); n != 0 {
+			t.Errorf("a refused list wrote the change log")
+		}
+
+		plain := newTestStore(t, c)
+		if items, err := plain.List(t.Context()); err != nil || len(items) != 0 {
+			t.Errorf("without WithRequireInitialized: List = %v, %v; want []", items, err)
+		}
+	})
+}
+
+// A store that loses its marker under the process (its keys deleted, as
+// FLUSHALL or a restart without persistence does) is noticed by the next
+// list (whole or by changes since a state held) and update: never [] nor
+// not found; it is served again once initialized.
+func TestVanishedStoreIsNotServed(t *testing.T) {
+	backends(t, func(t *testing.T, c *redis.Client) {
+		var logs bytes.Buffer
+		s := newTestStore(t, c, WithRequireInitialized(), WithLogger(slog.New(slog.NewTextHandler(&logs, nil))),
+			WithSettingNames(func(option, kind string) string {
+				if option == "Store.Initialize" && kind == FaultVanished {
+					return "inventory-server -seed"
+				}
+				return ""
+			}))
+		if _, err := s.Initialize(t.Context(), markerSeed...); err != nil {
+			t.Fatal(err)
+		}
+		held, err := s.ListChanges(t.Context(), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.SetQuantity(t.Context(), 1, 4); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Clear(t.Context()); err != nil { // every key of the store, the marker too
+			t.Fatal(err)
+		}
+		_, err = s.ListChanges(t.Context(), held.Cursor)
+		f := faultOf(t, "ListChanges since a state held", err, FaultVanished)
+		if !strings.Contains(f.Fix, "vanished") || !strings.Contains(f.Fix, "inventory-server -seed") || strings.Contains(f.Fix, "Store.Initialize") {
+			t.Errorf("fix %q: want the vanished store and the application's words for Initialize", f.Fix)
+		}
+		_, err = s.List(t.Context())
+		faultOf(t, "List", err, FaultVanished)
+		_, err = s.SetQuantity(t.Context(), 1, 5)
+		faultOf(t, "SetQuantity of a pet the store held", err, FaultVanished)
+		faultOf(t, "Ready", s.Ready(t.Context()), FaultVanished)
+		if n := strings.Count(logs.String(), "level=ERROR"); n != 1 {
+			t.Errorf("logged %d times, want once:\n%s", n, logs.String())
+		}
+
+		if got, err := s.Initialize(t.Context()); err != nil || got != Initialized {
+			t.Fatalf("Initialize after the loss = %v, %v", got, err)
+		}
+		if err := s.Ready(t.Context()); err != nil {
+			t.Fatalf("Ready after initializing again: %v", err)
+		}
+		if items, err := s.List(t.Context()); err != nil || len(items) != 0 {
+			t.Fatalf("List after initializing again (empty) = %v, %v", items, err)
+		}
+		if !strings.Contains(logs.String(), "configuration fault cleared") {
+			t.Errorf("the end of the fault was not logged:\n%s", logs.String())
+		}
+	})
+}
+
+// DurabilityRisk names a Redis without persistence (the tests' redis-server
+// runs with --save '' --appendonly no), and says nothing where CONFIG is
+// refused.
+func TestDurabilityRisk(t *testing.T) {
+	c := realClient(t)
+	s := newTestStore(t, c)
+	aof, _ := c.ConfigGet(t.Context(), "appendonly").Result()
+	save, _ := c.ConfigGet(t.Context(), "save").Result()
+	risk, err := s.DurabilityRisk(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if none := aof["appendonly"] == "no" && save["save"] == ""; none != (risk != "") {
+		t.Fatalf("appendonly %q, save %q: DurabilityRisk = %q", aof["appendonly"], save["save"], risk)
+	}
+	if risk != "" && !strings.Contains(risk, "appendonly yes") {
+		t.Errorf("risk %q names no fix", risk)
+	}
+	m, mc := miniClient(t)
+	_ = m
+	ms := newTestStore(t, mc)
+	if risk, err := ms.DurabilityRisk(t.Context()); err != nil || risk != "" {
+		t.Errorf("where CONFIG is refused: %q, %v; want nothing", risk, err)
+	}
+}
