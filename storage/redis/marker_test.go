@@ -204,7 +204,7 @@ func TestVanishedStoreIsNotServed(t *testing.T) {
 }
 
 // DurabilityRisk names a Redis without persistence (the tests' redis-server
-// runs with --save '' --appendonly no), and says nothing where CONFIG is
+// runs with --save ” --appendonly no), and says nothing where CONFIG is
 // refused.
 func TestDurabilityRisk(t *testing.T) {
 	c := realClient(t)
