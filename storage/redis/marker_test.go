@@ -203,9 +203,9 @@ func TestVanishedStoreIsNotServed(t *testing.T) {
 	})
 }
 
-// DurabilityRisk names a Redis without persistence (the tests' redis-server
-// runs with --save ” --appendonly no), and says nothing where CONFIG is
-// refused.
+// DurabilityRisk names a Redis without persistence (the tests'
+// redis-server runs with no save point and no AOF), and says nothing where
+// CONFIG is refused.
 func TestDurabilityRisk(t *testing.T) {
 	c := realClient(t)
 	s := newTestStore(t, c)
@@ -221,8 +221,7 @@ func TestDurabilityRisk(t *testing.T) {
 	if risk != "" && !strings.Contains(risk, "appendonly yes") {
 		t.Errorf("risk %q names no fix", risk)
 	}
-	m, mc := miniClient(t)
-	_ = m
+	_, mc := miniClient(t)
 	ms := newTestStore(t, mc)
 	if risk, err := ms.DurabilityRisk(t.Context()); err != nil || risk != "" {
 		t.Errorf("where CONFIG is refused: %q, %v; want nothing", risk, err)
