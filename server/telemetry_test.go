@@ -565,8 +565,9 @@ func TestOTLPExport(t *testing.T) {
 		got := strings.Join(names, ", ")
 		leaked, size := bytes.Contains(raw, []byte(testKey)), len(raw)
 		mu.Unlock()
-		// The update's WATCH and HGET go in one pipeline (one round trip).
-		for _, want := range []string{"inventory.store.set_quantity", "redis.pipeline watch hget"} {
+		// The update's WATCH, HGET and the check of the store's
+		// initialization marker go in one pipeline (one round trip).
+		for _, want := range []string{"inventory.store.set_quantity", "redis.pipeline watch hget exists"} {
 			if !strings.Contains(", "+got+", ", ", "+want+", ") {
 				t.Errorf("%s: exported spans %q lack %q", fw, got, want)
 			}

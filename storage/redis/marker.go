@@ -279,31 +279,59 @@ func (s *Store) markEmpty(ctx context.Context, op string) (done bool, err error)
 }
 
 // DurabilityRisk returns, when the Redis the store is on keeps nothing
-// across a restart (appendonly no and no RDB save point), a sentence
-// naming that risk and its fix; "" when it keeps something or cannot tell
-// (CONFIG GET refused, as managed Redis services and the store's ACL rule
-// do). A Redis without persistence that restarts comes back empty, and a
+// across a restart (no append-only file and no RDB save point), a sentence
+// naming that risk and its fix; "" when it keeps something or the store
+// cannot tell. It reads INFO persistence, which the store's ACL rule
+// allows, and, when the append-only file is off, CONFIG GET save, which it
+// asks only as the default user: the store's ACL rule (ACLRule) grants no
+// CONFIG, and a refusal would be an entry of ACL LOG; where CONFIG is
+// refused all the same (managed services rename or refuse it) it cannot
+// tell. A Redis without persistence that restarts comes back empty, and a
 // replica of it empties itself too: the store then vanishes (see
 // WithRequireInitialized). The error is a failure to ask.
 func (s *Store) DurabilityRisk(ctx context.Context) (string, error) {
-	aof, err := s.client.ConfigGet(ctx, "appendonly").Result()
-	if err != nil {
-		if isReply(err) {
-			return "", nil // CONFIG refused or unknown: cannot tell
+	const op = "durability"
+	var node redis.Cmdable = s.client
+	if s.cluster != nil {
+		master, err := s.cluster.MasterForKey(ctx, s.itemsKey)
+		if err != nil {
+			return "", translate(op, err)
 		}
-		return "", translate("durability", err)
+		node = master
 	}
-	save, err := s.client.ConfigGet(ctx, "save").Result()
+	info, err := node.Info(ctx, "persistence").Result()
 	if err != nil {
 		if isReply(err) {
 			return "", nil
 		}
-		return "", translate("durability", err)
+		return "", translate(op, err)
 	}
-	if aof["appendonly"] != "no" || save["save"] != "" {
+	if infoField(info, "aof_enabled") != "0" || namedUser(s.client) {
+		return "", nil
+	}
+	save, err := node.ConfigGet(ctx, "save").Result()
+	if err != nil {
+		if isReply(err) {
+			return "", nil // CONFIG refused, renamed or unknown: cannot tell
+		}
+		return "", translate(op, err)
+	}
+	if v, ok := save["save"]; !ok || v != "" {
 		return "", nil
 	}
 	return "durability risk: Redis keeps nothing across a restart (appendonly no, and no save points): a restart, or a failover to a replica " +
 		"that restarted, empties the inventory, which is then not served until it is restored or initialized again; " +
 		"turn persistence on (appendonly yes, or save points, in redis.conf and with CONFIG SET), or use a managed Redis with persistence", nil
+}
+
+// namedUser reports whether c logs in as an ACL user other than default.
+func namedUser(c redis.UniversalClient) bool {
+	var user string
+	switch c := c.(type) {
+	case *redis.Client:
+		user = c.Options().Username
+	case *redis.ClusterClient:
+		user = c.Options().Username
+	}
+	return user != "" && user != "default"
 }

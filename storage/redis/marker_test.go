@@ -2,7 +2,9 @@ package redisstore
 
 import (
 	"bytes"
+	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"testing"
@@ -224,6 +226,51 @@ func TestDurabilityRisk(t *testing.T) {
 	_, mc := miniClient(t)
 	ms := newTestStore(t, mc)
 	if risk, err := ms.DurabilityRisk(t.Context()); err != nil || risk != "" {
-		t.Errorf("where CONFIG is refused: %q, %v; want nothing", risk, err)
+		t.Errorf("where INFO and CONFIG are refused: %q, %v; want nothing", risk, err)
 	}
+}
+
+// A named ACL user holding only the store's rule is not asked CONFIG GET,
+// which its ACL refuses: nothing enters ACL LOG, and the risk is not told.
+func TestDurabilityRiskAsksNoRefusedCommand(t *testing.T) {
+	admin := realClient(t)
+	s := newTestStore(t, admin)
+	user := "durability-" + s.KeyPrefix()
+	rule := strings.Fields(ACLRule(s.KeyPrefix()))
+	args := append([]any{"ACL", "SETUSER", user, "on", ">pw"}, anys(rule)...)
+	if err := admin.Do(t.Context(), args...).Err(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { admin.Do(context.Background(), "ACL", "DELUSER", user) })
+	if err := admin.Do(t.Context(), "ACL", "LOG", "RESET").Err(); err != nil {
+		t.Fatal(err)
+	}
+	o := *admin.Options()
+	o.Username, o.Password = user, "pw"
+	c := redis.NewClient(&o)
+	defer c.Close()
+	app, err := New(c, WithKeyPrefix(s.KeyPrefix()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if risk, err := app.DurabilityRisk(t.Context()); err != nil || risk != "" {
+		t.Errorf("as a user with the store's rule: %q, %v; want nothing (cannot tell)", risk, err)
+	}
+	entries, err := admin.Do(t.Context(), "ACL", "LOG").Slice()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if strings.Contains(fmt.Sprint(e), user) {
+			t.Errorf("ACL LOG holds a refusal of the store's user: %v", e)
+		}
+	}
+}
+
+func anys(s []string) []any {
+	out := make([]any, len(s))
+	for i, v := range s {
+		out[i] = v
+	}
+	return out
 }
