@@ -113,7 +113,16 @@ func (b *storeBoot) once(ctx context.Context) error {
 // (once, however many tries it takes) what it did.
 func (b *storeBoot) initialize(ctx context.Context) error {
 	if !b.settled.initialize {
-		b.announce("no seed (-seed): the store is served once it is initialized; a store without its initialization marker is not ready")
+		// A store seeded before the marker existed is adopted, not refused.
+		adopted, err := b.store.Adopt(ctx)
+		if err != nil {
+			return fmt.Errorf("adopting a store seeded before the initialization marker: %w", err)
+		}
+		if adopted {
+			b.announce("adopted a store seeded before the initialization marker: wrote its marker, kept its entries")
+		} else {
+			b.announce("no seed (-seed): the store is served once it is initialized; a store without its initialization marker is not ready")
+		}
 		return nil
 	}
 	// Redis writes a large seed in bounded chunks: give it the store

@@ -516,3 +516,30 @@ func TestSeedEmpty(t *testing.T) {
 		t.Errorf("the log does not say -seed did nothing:\n%s", again.logs.String())
 	}
 }
+
+// TestAdoptsAStoreSeededBefore: a store seeded before the initialization
+// marker existed (pets, no marker) is adopted by a server without -seed:
+// ready, its pets kept, logged; an upgrade needs no step.
+func TestAdoptsAStoreSeededBefore(t *testing.T) {
+	node := newRedis(t)
+	c := redis.NewClient(&redis.Options{Addr: node.Addr()})
+	defer c.Close()
+	old, err := redisstore.New(c, redisstore.WithKeyPrefix("inventory"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := old.Put(t.Context(), DemoInventory()...); err != nil { // as a seed before the marker left it
+		t.Fatal(err)
+	}
+	s := launch(t, Config{Framework: "gin", APIKeys: []string{testKey}, RedisURL: "redis://" + node.Addr() + "/0"})
+	waitServerReady(t, s)
+	if got := s.list(t); !slices.Equal(got, DemoInventory()) {
+		t.Errorf("GET = %+v, want the pets kept", got)
+	}
+	if !strings.Contains(s.logs.String(), "adopted a store seeded before the initialization marker") {
+		t.Errorf("the adoption is not logged:\n%s", s.logs.String())
+	}
+	if n, err := c.Exists(t.Context(), "{inventory}:initialized").Result(); err != nil || n != 1 {
+		t.Errorf("the marker after the adoption: %d, %v", n, err)
+	}
+}

@@ -216,6 +216,21 @@ func (s *Store) existing(ctx context.Context) (marked, held int64, err error) {
 	return m.Val(), h.Val(), err
 }
 
+// Adopt writes the marker of a store seeded before the marker existed
+// (entries, no marker), keeping its entries, and reports whether it did:
+// a store with its marker, or without entries (never initialized, or
+// wiped), is left as it is. Initialize adopts such a store too; Adopt is
+// for a process that initializes nothing (no seed) but must not refuse a
+// store that only predates the marker.
+func (s *Store) Adopt(ctx context.Context) (bool, error) {
+	const op = "adopt"
+	if err := ctx.Err(); err != nil {
+		return false, translate(op, err)
+	}
+	did, err := s.adopt(ctx, op)
+	return did == Adopted, err
+}
+
 // adopt writes the marker of a store that holds entries without it, unless
 // the entries are gone or another process wrote it meanwhile.
 func (s *Store) adopt(ctx context.Context, op string) (Initialization, error) {
@@ -243,7 +258,6 @@ func (s *Store) adopt(ctx context.Context, op string) (Initialization, error) {
 	}
 	if err == nil && outcome == Adopted {
 		s.seenMarker.Store(true)
-		s.log.Info("redisstore: adopted a store seeded before the initialization marker: wrote its marker, kept its entries", "key", s.markerKey)
 	}
 	return outcome, s.fail(op, err)
 }
