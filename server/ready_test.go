@@ -499,21 +499,18 @@ func TestNoSeed(t *testing.T) {
 // and it lists []; a restart with -seed demo on it writes nothing.
 func TestSeedEmpty(t *testing.T) {
 	url := "redis://" + newRedis(t).Addr() + "/0"
-	s := launch(t, Config{Framework: "fiber", APIKeys: []string{testKey}, RedisURL: url, Seed: SeedEmpty})
-	waitServerReady(t, s)
-	if got := s.list(t); len(got) != 0 {
-		t.Errorf("GET = %+v, want []", got)
-	}
-	if !strings.Contains(s.logs.String(), "initialized the store (-seed)") {
-		t.Errorf("the log does not say the store was initialized:\n%s", s.logs.String())
-	}
-	again := launch(t, Config{Framework: "gin", APIKeys: []string{testKey}, RedisURL: url, Seed: SeedDemo})
-	waitServerReady(t, again)
-	if got := again.list(t); len(got) != 0 {
-		t.Errorf("GET after -seed demo on an initialized store = %+v, want [] still", got)
-	}
-	if !strings.Contains(again.logs.String(), "already initialized: not seeding") {
-		t.Errorf("the log does not say -seed did nothing:\n%s", again.logs.String())
+	for _, run := range []struct{ framework, seed, logs string }{
+		{"fiber", SeedEmpty, "initialized the store (-seed)"},
+		{"gin", SeedDemo, "already initialized: not seeding"}, // the store is initialized by then
+	} {
+		s := launch(t, Config{Framework: run.framework, APIKeys: []string{testKey}, RedisURL: url, Seed: run.seed})
+		waitServerReady(t, s)
+		if got := s.list(t); len(got) != 0 {
+			t.Errorf("-seed %s: GET = %+v, want []", run.seed, got)
+		}
+		if !strings.Contains(s.logs.String(), run.logs) {
+			t.Errorf("-seed %s: the log does not say %q:\n%s", run.seed, run.logs, s.logs.String())
+		}
 	}
 }
 

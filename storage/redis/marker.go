@@ -186,7 +186,13 @@ func (s *Store) Initialize(ctx context.Context, items ...inventory.Item) (Initia
 			s.seenMarker.Store(true)
 			return AlreadyInitialized, nil
 		case held > 0:
-			return s.adopt(ctx, op)
+			done, err := s.adopt(ctx, op)
+			if done {
+				return Adopted, err // err: written, but not acknowledged by enough replicas
+			}
+			if err != nil {
+				return AlreadyInitialized, err
+			}
 		case len(items) > 0:
 			wrote, err := s.putIfEmpty(ctx, op, true, items)
 			if wrote || err != nil {
@@ -227,57 +233,44 @@ func (s *Store) Adopt(ctx context.Context) (bool, error) {
 	if err := ctx.Err(); err != nil {
 		return false, translate(op, err)
 	}
-	did, err := s.adopt(ctx, op)
-	return did == Adopted, err
+	return s.adopt(ctx, op)
 }
 
-// adopt writes the marker of a store that holds entries without it, unless
-// the entries are gone or another process wrote it meanwhile.
-func (s *Store) adopt(ctx context.Context, op string) (Initialization, error) {
-	outcome := AlreadyInitialized
-	err := s.watch(ctx, func(tx *redis.Tx) error {
-		marked, held := tx.Exists(ctx, s.markerKey), tx.Exists(ctx, s.itemsKey)
-		if err := errors.Join(marked.Err(), held.Err()); err != nil {
-			return err
-		}
-		if marked.Val() > 0 || held.Val() == 0 {
-			return nil
-		}
-		err := txPipelined(ctx, tx, func(p redis.Pipeliner) error {
-			p.MSet(ctx, s.markerKey, markerValue("adopted"))
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		outcome = Adopted
-		return s.waitAcks(ctx, tx, op)
-	}, s.markerKey, s.itemsKey)
-	if errors.Is(err, redis.TxFailedErr) {
-		return AlreadyInitialized, inventory.Unavailable(fmt.Errorf("redis %s: the store changed while it was adopted; retry: %w", op, err))
-	}
-	if err == nil && outcome == Adopted {
-		s.seenMarker.Store(true)
-	}
-	return outcome, s.fail(op, err)
+// adopt writes the marker of a store that holds entries without it;
+// done is false when it holds none, or its marker, by then.
+func (s *Store) adopt(ctx context.Context, op string) (done bool, err error) {
+	return s.mark(ctx, op, func(marked, held bool) bool { return !marked && held }, func(p redis.Pipeliner) {
+		p.MSet(ctx, s.markerKey, markerValue("adopted"))
+	})
 }
 
 // markEmpty initializes a store that holds neither marker nor entry as an
 // empty inventory: the marker, and a reset entry in the change log so
-// that a reader holding an older state reads it whole. done is false when
-// another process wrote either meanwhile.
+// that a reader holding an older state reads it whole.
 func (s *Store) markEmpty(ctx context.Context, op string) (done bool, err error) {
+	return s.mark(ctx, op, func(marked, held bool) bool { return !marked && !held }, func(p redis.Pipeliner) {
+		p.MSet(ctx, s.markerKey, markerValue("empty"))
+		s.logAdd(ctx, p, 1, opReset, "")
+	})
+}
+
+// mark runs queue (which writes the marker) in one transaction that
+// WATCHes the marker and the items hash, when want says so of whether
+// they exist; done is false when want said no, or another process wrote
+// either meanwhile (the transaction aborted: look again).
+func (s *Store) mark(ctx context.Context, op string, want func(marked, held bool) bool, queue func(p redis.Pipeliner)) (done bool, err error) {
 	err = s.watch(ctx, func(tx *redis.Tx) error {
-		n, err := tx.Exists(ctx, s.markerKey, s.itemsKey).Result()
-		if err != nil || n > 0 {
+		var marked, held *redis.IntCmd
+		if _, err := tx.Pipelined(ctx, func(p redis.Pipeliner) error {
+			marked, held = p.Exists(ctx, s.markerKey), p.Exists(ctx, s.itemsKey)
+			return nil
+		}); err != nil {
 			return err
 		}
-		err = txPipelined(ctx, tx, func(p redis.Pipeliner) error {
-			p.MSet(ctx, s.markerKey, markerValue("empty"))
-			s.logAdd(ctx, p, 1, opReset, "")
+		if !want(marked.Val() > 0, held.Val() > 0) {
 			return nil
-		})
-		if err != nil {
+		}
+		if err := txPipelined(ctx, tx, func(p redis.Pipeliner) error { queue(p); return nil }); err != nil {
 			return err
 		}
 		done = true
