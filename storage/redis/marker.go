@@ -128,6 +128,17 @@ func (s *Store) uninitialized(op string) error {
 	return inventory.UnavailableBecause(f.Fix, f)
 }
 
+// Uninitialized returns the kind of the initialization fault in force
+// (FaultNotInitialized or FaultVanished): a call found no marker, and
+// none found it since; "" otherwise, and before any call looked. A fault
+// of another kind met since (Redis out of reach does not count) hides it.
+func (s *Store) Uninitialized() string {
+	if f := s.activeFault.Load(); f != nil && (f.kind == FaultNotInitialized || f.kind == FaultVanished) {
+		return f.kind
+	}
+	return ""
+}
+
 // markerValue is what the marker holds: how and when the store was
 // initialized, for an operator who reads it (GET).
 func markerValue(how string) string {

@@ -157,6 +157,9 @@ func TestNotInitializedIsNotServed(t *testing.T) {
 		_, err = s.SetQuantity(t.Context(), 1, 2)
 		faultOf(t, "SetQuantity", err, FaultNotInitialized)
 		faultOf(t, "Ready", s.Ready(t.Context()), FaultNotInitialized)
+		if got := s.Uninitialized(); got != FaultNotInitialized {
+			t.Errorf("Uninitialized() = %q, want %s", got, FaultNotInitialized)
+		}
 		if n := strings.Count(logs.String(), "level=ERROR"); n != 1 {
 			t.Errorf("logged %d times, want once:\n%s", n, logs.String())
 		}
@@ -208,6 +211,9 @@ func TestVanishedStoreIsNotServed(t *testing.T) {
 		_, err = s.SetQuantity(t.Context(), 1, 5)
 		faultOf(t, "SetQuantity of a pet the store held", err, FaultVanished)
 		faultOf(t, "Ready", s.Ready(t.Context()), FaultVanished)
+		if got := s.Uninitialized(); got != FaultVanished {
+			t.Errorf("Uninitialized() = %q while vanished, want %s", got, FaultVanished)
+		}
 		if n := strings.Count(logs.String(), "level=ERROR"); n != 1 {
 			t.Errorf("logged %d times, want once:\n%s", n, logs.String())
 		}
@@ -220,6 +226,9 @@ func TestVanishedStoreIsNotServed(t *testing.T) {
 		}
 		if items, err := s.List(t.Context()); err != nil || len(items) != 0 {
 			t.Fatalf("List after initializing again (empty) = %v, %v", items, err)
+		}
+		if got := s.Uninitialized(); got != "" {
+			t.Errorf("Uninitialized() = %q once initialized again, want none", got)
 		}
 		if !strings.Contains(logs.String(), "configuration fault cleared") {
 			t.Errorf("the end of the fault was not logged:\n%s", logs.String())

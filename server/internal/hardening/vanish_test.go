@@ -50,6 +50,9 @@ func TestVanishedStoreIsNotServed(t *testing.T) {
 			t.Errorf("the 503 does not name the fix (restore, or -seed): %s", got.Body)
 		}
 	}
+	if m := a.get(ctx, "/metrics"); !strings.Contains(string(m.Body), "\ninventory_store_uninitialized{kind=\"store-vanished\"} 1\n") {
+		t.Errorf("/metrics after the loss does not say the store vanished:\n%s", m.Body)
+	}
 	if n := r.cli("EXISTS", "{inventory}:items", "{inventory}:initialized"); n != "0" {
 		t.Errorf("the vanished store was written again on its own (%s keys)", n)
 	}
