@@ -287,7 +287,9 @@ func (s *Store) ListChanges(ctx context.Context, since string) (inventory.Change
 	if err := ctx.Err(); err != nil {
 		return inventory.Changes{}, translate(op, err)
 	}
-	if since != "" {
+	// A store found without its marker reads whole (which checks it)
+	// rather than log at every list that the log lost the position.
+	if since != "" && s.Uninitialized() == "" {
 		id, nonce, ok := parseCursor(since)
 		if !ok {
 			s.log.Warn("redisstore: a list cursor this store never issued; reading the whole inventory", "cursor", truncate(since))

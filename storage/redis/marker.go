@@ -104,8 +104,19 @@ func (s *Store) checkMarker(op string, marker *redis.IntCmd) error {
 	if n == 0 {
 		return s.uninitialized(op)
 	}
-	s.seenMarker.Store(true)
+	s.sawMarker()
 	return nil
+}
+
+// sawMarker records that a call found the marker (or wrote it): its loss
+// from now on is a vanished store, and an initialization fault in force is
+// over, whoever saw it (Ready or not), logged at Info.
+func (s *Store) sawMarker() {
+	s.seenMarker.Store(true)
+	old := s.activeFault.Load()
+	if old != nil && (old.kind == FaultNotInitialized || old.kind == FaultVanished) && s.activeFault.CompareAndSwap(old, nil) {
+		s.log.Info("redisstore: configuration fault cleared: the store serves again", "fault", old.kind)
+	}
 }
 
 // uninitialized records the fault of a store without its marker (logged
@@ -194,7 +205,7 @@ func (s *Store) Initialize(ctx context.Context, items ...inventory.Item) (Initia
 		}
 		switch {
 		case marked > 0:
-			s.seenMarker.Store(true)
+			s.sawMarker()
 			return AlreadyInitialized, nil
 		case held > 0:
 			done, err := s.adopt(ctx, op)
@@ -291,7 +302,7 @@ func (s *Store) mark(ctx context.Context, op string, want func(marked, held bool
 		return false, nil
 	}
 	if done {
-		s.seenMarker.Store(true)
+		s.sawMarker()
 	}
 	return done, s.fail(op, err)
 }

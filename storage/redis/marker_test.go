@@ -217,9 +217,23 @@ func TestVanishedStoreIsNotServed(t *testing.T) {
 		if n := strings.Count(logs.String(), "level=ERROR"); n != 1 {
 			t.Errorf("logged %d times, want once:\n%s", n, logs.String())
 		}
+		// Lists since the state held, while the fault lasts: refused,
+		// without a line each.
+		before := logs.Len()
+		for range 5 {
+			_, err = s.ListChanges(t.Context(), held.Cursor)
+			faultOf(t, "ListChanges since a state held, again", err, FaultVanished)
+		}
+		if more := logs.String()[before:]; more != "" {
+			t.Errorf("lists of a vanished store logged:\n%s", more)
+		}
 
 		if got, err := s.Initialize(t.Context()); err != nil || got != Initialized {
 			t.Fatalf("Initialize after the loss = %v, %v", got, err)
+		}
+		// Initialized again, the fault Ready saw is over before Ready looks.
+		if got := s.Uninitialized(); got != "" {
+			t.Errorf("Uninitialized() = %q once initialized again, want none", got)
 		}
 		if err := s.Ready(t.Context()); err != nil {
 			t.Fatalf("Ready after initializing again: %v", err)
@@ -304,4 +318,42 @@ func anys(s []string) []any {
 		out[i] = v
 	}
 	return out
+}
+
+// A store restored under the process (its marker back, as a backup brings
+// it) is served again by the next list, without waiting for Ready, even
+// when Ready saw the loss.
+func TestRestoredStoreIsServedAgain(t *testing.T) {
+	backends(t, func(t *testing.T, c *redis.Client) {
+		s := newTestStore(t, c, WithRequireInitialized(), WithLogger(discardLog))
+		if _, err := s.Initialize(t.Context(), markerSeed...); err != nil {
+			t.Fatal(err)
+		}
+		held, err := s.ListChanges(t.Context(), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		backup, err := c.HGetAll(t.Context(), s.itemsKey).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Clear(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		faultOf(t, "Ready", s.Ready(t.Context()), FaultVanished)
+		// The restore: the entries and the marker, not the change log.
+		if err := c.HSet(t.Context(), s.itemsKey, backup).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.MSet(t.Context(), s.markerKey, "seed restored").Err(); err != nil {
+			t.Fatal(err)
+		}
+		ch, err := s.ListChanges(t.Context(), held.Cursor)
+		if err != nil || !ch.Full || len(ch.Items) != 2 {
+			t.Fatalf("ListChanges after the restore = %+v, %v; want the entries, read whole", ch, err)
+		}
+		if got := s.Uninitialized(); got != "" {
+			t.Errorf("Uninitialized() = %q after the restore, want none", got)
+		}
+	})
 }

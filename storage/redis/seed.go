@@ -100,7 +100,7 @@ func (s *Store) putIfEmpty(ctx context.Context, op string, unmarked bool, items 
 				return err
 			}
 			wrote = true
-			s.seenMarker.Store(true)
+			s.sawMarker()
 			return s.waitAcks(ctx, tx, op)
 		}, watched...)
 		if !wrote {
