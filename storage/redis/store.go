@@ -40,15 +40,17 @@ type Store struct {
 	ackTimeout time.Duration // and how long
 	log        *slog.Logger
 
-	cluster       *redis.ClusterClient             // client, when it is a ClusterClient
-	lastReload    atomic.Int64                     // unix nanoseconds of the last ReloadState
-	info          clientInfo                       // the client's configuration, for the fixes logged
-	probe         portProbe                        // the last probe of a port's protocol
-	evictOK       bool                             // WithEvictionAllowed
-	requireInit   bool                             // WithRequireInitialized
-	seenMarker    atomic.Bool                      // a call saw the marker: its loss is a vanished store
-	names         func(option, kind string) string // WithSettingNames; nil: the Go API's own names
-	activeFault   atomic.Pointer[activeFault]      // the configuration fault in force, if any
+	// The initialization marker (marker.go), and the words of the fixes.
+	requireInit bool                             // WithRequireInitialized
+	seenMarker  atomic.Bool                      // a call saw the marker: its loss is a vanished store
+	names       func(option, kind string) string // WithSettingNames; nil: the Go API's own names
+
+	cluster       *redis.ClusterClient        // client, when it is a ClusterClient
+	lastReload    atomic.Int64                // unix nanoseconds of the last ReloadState
+	info          clientInfo                  // the client's configuration, for the fixes logged
+	probe         portProbe                   // the last probe of a port's protocol
+	evictOK       bool                        // WithEvictionAllowed
+	activeFault   atomic.Pointer[activeFault] // the configuration fault in force, if any
 	configFaults  atomic.Uint64
 	aborts        atomic.Uint64
 	exhausted     atomic.Uint64
@@ -94,9 +96,10 @@ type config struct {
 	ackTimeout time.Duration
 	log        *slog.Logger
 	evictOK    bool
-	clientCfg  *Config                          // WithClientConfig
-	init       bool                             // WithRequireInitialized
-	names      func(option, kind string) string // WithSettingNames
+	clientCfg  *Config // WithClientConfig
+
+	init  bool                             // WithRequireInitialized
+	names func(option, kind string) string // WithSettingNames
 }
 
 // WithKeyPrefix sets the prefix of every key the store uses; default
@@ -219,28 +222,27 @@ func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
 	}
 	tag := "{" + c.prefix + "}:"
 	s := &Store{
-		client:      client,
-		prefix:      c.prefix,
-		itemsKey:    tag + "items",
-		logKey:      tag + "log",
-		guardBase:   tag + "guard:",
-		seedBase:    tag + "seed:",
-		routeKey:    tag + "tx",
-		markerKey:   tag + markerSuffix,
-		scanCount:   defaultScanCount,
-		logPage:     defaultLogPage,
-		putChunk:    defaultPutChunk,
-		logCap:      defaultLogCap,
-		maxRetries:  c.maxRetries,
-		acks:        c.acks,
-		ackTimeout:  c.ackTimeout,
-		log:         c.log,
-		evictOK:     c.evictOK,
-		info:        info,
-		requireInit: c.init,
-		names:       c.names,
+		client:     client,
+		prefix:     c.prefix,
+		itemsKey:   tag + "items",
+		logKey:     tag + "log",
+		guardBase:  tag + "guard:",
+		seedBase:   tag + "seed:",
+		routeKey:   tag + "tx",
+		markerKey:  tag + markerSuffix,
+		scanCount:  defaultScanCount,
+		logPage:    defaultLogPage,
+		putChunk:   defaultPutChunk,
+		logCap:     defaultLogCap,
+		maxRetries: c.maxRetries,
+		acks:       c.acks,
+		ackTimeout: c.ackTimeout,
+		log:        c.log,
+		evictOK:    c.evictOK,
+		info:       info,
 	}
 	s.cluster, _ = client.(*redis.ClusterClient)
+	s.requireInit, s.names = c.init, c.names
 	return s, nil
 }
 
@@ -404,9 +406,11 @@ func (s *Store) Ping(ctx context.Context) error {
 // Cluster without a master, an ACL user that may not run one of the
 // commands (NOPERM, naming it), wrong credentials or TLS settings. A Redis
 // whose maxmemory-policy is allkeys-* is not ready either, unless
-// WithEvictionAllowed says so. Its errors are translated like every
-// other; configuration faults match ErrMisconfigured, and are logged once
-// with their fix.
+// WithEvictionAllowed says so; with WithRequireInitialized, a store
+// without its initialization marker is not ready either
+// (ErrNotInitialized). Its errors are translated like every other;
+// configuration faults match ErrMisconfigured, and are logged once with
+// their fix.
 func (s *Store) Ready(ctx context.Context) error {
 	const op = "ready"
 	if err := ctx.Err(); err != nil {
