@@ -33,6 +33,24 @@ func faultOf(t *testing.T, what string, err error, kind string) *ConfigFault {
 	return f
 }
 
+// refusedOnce checks that a list, an update of a pet the seed held and
+// Ready fail with the fault of kind, that Uninitialized says it, and that
+// it was logged once.
+func refusedOnce(t *testing.T, s *Store, kind string, logs *bytes.Buffer) {
+	t.Helper()
+	_, err := s.List(t.Context())
+	faultOf(t, "List", err, kind)
+	_, err = s.SetQuantity(t.Context(), 1, 5)
+	faultOf(t, "SetQuantity", err, kind)
+	faultOf(t, "Ready", s.Ready(t.Context()), kind)
+	if got := s.Uninitialized(); got != kind {
+		t.Errorf("Uninitialized() = %q, want %s", got, kind)
+	}
+	if n := strings.Count(logs.String(), "level=ERROR"); n != 1 {
+		t.Errorf("logged %d times, want once:\n%s", n, logs.String())
+	}
+}
+
 // Initialize writes the seed and the marker once; a second Initialize, with
 // other items, writes nothing.
 func TestInitializeOnce(t *testing.T) {
@@ -154,15 +172,7 @@ func TestNotInitializedIsNotServed(t *testing.T) {
 		}
 		_, err = s.ListChanges(t.Context(), "")
 		faultOf(t, "ListChanges", err, FaultNotInitialized)
-		_, err = s.SetQuantity(t.Context(), 1, 2)
-		faultOf(t, "SetQuantity", err, FaultNotInitialized)
-		faultOf(t, "Ready", s.Ready(t.Context()), FaultNotInitialized)
-		if got := s.Uninitialized(); got != FaultNotInitialized {
-			t.Errorf("Uninitialized() = %q, want %s", got, FaultNotInitialized)
-		}
-		if n := strings.Count(logs.String(), "level=ERROR"); n != 1 {
-			t.Errorf("logged %d times, want once:\n%s", n, logs.String())
-		}
+		refusedOnce(t, s, FaultNotInitialized, &logs)
 		if n, _ := c.Exists(t.Context(), s.logKey).Result(); n != 0 {
 			t.Errorf("a refused list wrote the change log")
 		}
@@ -206,17 +216,7 @@ func TestVanishedStoreIsNotServed(t *testing.T) {
 		if !strings.Contains(f.Fix, "vanished") || !strings.Contains(f.Fix, "inventory-server -seed") || strings.Contains(f.Fix, "Store.Initialize") {
 			t.Errorf("fix %q: want the vanished store and the application's words for Initialize", f.Fix)
 		}
-		_, err = s.List(t.Context())
-		faultOf(t, "List", err, FaultVanished)
-		_, err = s.SetQuantity(t.Context(), 1, 5)
-		faultOf(t, "SetQuantity of a pet the store held", err, FaultVanished)
-		faultOf(t, "Ready", s.Ready(t.Context()), FaultVanished)
-		if got := s.Uninitialized(); got != FaultVanished {
-			t.Errorf("Uninitialized() = %q while vanished, want %s", got, FaultVanished)
-		}
-		if n := strings.Count(logs.String(), "level=ERROR"); n != 1 {
-			t.Errorf("logged %d times, want once:\n%s", n, logs.String())
-		}
+		refusedOnce(t, s, FaultVanished, &logs)
 		// Lists since the state held, while the fault lasts: refused,
 		// without a line each.
 		before := logs.Len()
@@ -281,8 +281,10 @@ func TestDurabilityRiskAsksNoRefusedCommand(t *testing.T) {
 	admin := realClient(t)
 	s := newTestStore(t, admin)
 	user := "durability-" + s.KeyPrefix()
-	rule := strings.Fields(ACLRule(s.KeyPrefix()))
-	args := append([]any{"ACL", "SETUSER", user, "on", ">pw"}, anys(rule)...)
+	args := []any{"ACL", "SETUSER", user, "on", ">pw"}
+	for _, r := range strings.Fields(ACLRule(s.KeyPrefix())) {
+		args = append(args, r)
+	}
 	if err := admin.Do(t.Context(), args...).Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -310,14 +312,6 @@ func TestDurabilityRiskAsksNoRefusedCommand(t *testing.T) {
 			t.Errorf("ACL LOG holds a refusal of the store's user: %v", e)
 		}
 	}
-}
-
-func anys(s []string) []any {
-	out := make([]any, len(s))
-	for i, v := range s {
-		out[i] = v
-	}
-	return out
 }
 
 // A store restored under the process (its marker back, as a backup brings
