@@ -77,6 +77,7 @@ type Error struct {
 	code    Code
 	message string
 	err     error
+	told    bool // an unavailable error whose message is the client's (UnavailableBecause)
 }
 
 // newError returns an *Error with code c and a message formatted as by
@@ -93,6 +94,17 @@ func newError(c Code, format string, args ...any) *Error {
 // translate their own transport errors.
 func Unavailable(cause error) error {
 	return &Error{code: CodeUnavailable, message: errUnavailable.message, err: cause}
+}
+
+// UnavailableBecause returns an error with code unavailable, as
+// Unavailable does, whose message the client reads: a fault that does not
+// pass by itself and that an operator must fix (the store was never
+// initialized, or was wiped), named with the step that fixes it. The API
+// answers it 503 with Retry-After, as any unavailable error. message must
+// hold no secret (no address, no credential); cause is for logs and
+// errors.Is only.
+func UnavailableBecause(message string, cause error) error {
+	return &Error{code: CodeUnavailable, message: message, err: cause, told: true}
 }
 
 // Code is the error's code, one of the Code constants.
@@ -179,7 +191,11 @@ func asError(err error) (e *Error, unexpected bool) {
 		switch ie.code {
 		case CodeUnavailable:
 			// A generic message: the cause could hold the store's
-			// address; it is logged.
+			// address; it is logged. UnavailableBecause's message is
+			// meant for the client.
+			if ie.told {
+				return ie, false
+			}
 			return errUnavailable, false
 		case CodeNotFound, CodeInvalidField:
 			// What a store (not found) or the Service (a quantity or

@@ -179,3 +179,22 @@ func TestErrorResponseBody(t *testing.T) {
 		r.Release() // a second Release is harmless
 	}
 }
+
+// UnavailableBecause's message reaches the client (a 503 naming the fault
+// and its fix), wrapped or not; its cause does not.
+func TestUnavailableBecauseTellsTheClient(t *testing.T) {
+	cause := errors.New("redis 10.1.2.3:6379: no marker")
+	err := fmt.Errorf("list: %w", UnavailableBecause("the store is not initialized: initialize it once", cause))
+	if !errors.Is(err, cause) || !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("UnavailableBecause = %v; want it to match both the cause and ErrUnavailable", err)
+	}
+	e, unexpected := asError(err)
+	if unexpected || e.Status() != 503 || e.Message() != "the store is not initialized: initialize it once" {
+		t.Fatalf("asError(UnavailableBecause) = %q %d unexpected=%v; want 503 with the message", e.Message(), e.Status(), unexpected)
+	}
+	r := errorResponse(e)
+	defer r.Release()
+	if strings.Contains(string(r.Body), "10.1.2.3") || !strings.Contains(string(r.Body), "initialize it once") {
+		t.Errorf("body %s: want the message, not the cause", r.Body)
+	}
+}

@@ -18,12 +18,16 @@ type Config struct {
 	// Framework is the HTTP framework: "gin" or "fiber".
 	// Default: "gin".
 	Framework string
-	// Seed is what an empty store is seeded with: the path of a JSON
-	// array of items (LoadSeed), or "demo" for the demo inventory
-	// (DemoInventory; a file of that name is "./demo"). A store that
-	// holds entries is never seeded.
-	// Default: "" (seed nothing: the store is served as it is, and an
-	// empty one lists no pet).
+	// Seed initializes a store that was never initialized (it has no
+	// initialization marker, see redisstore.Store.Initialize) with: the
+	// path of a JSON array of items (LoadSeed), SeedDemo ("demo") for the
+	// demo inventory (DemoInventory; a file of that name is "./demo"), or
+	// SeedEmpty ("empty") for a store that starts with no pets. On an
+	// initialized store it does nothing (logged); a store seeded before
+	// the marker existed (entries, no marker) is adopted: its marker is
+	// written, its entries kept.
+	// Default: "" (initialize nothing: the server serves only a store
+	// already initialized, and is not ready until then).
 	Seed string
 	// StoreTimeout is the deadline of each store call; past it the client
 	// gets 503.

@@ -14,19 +14,22 @@
 // settings and the exit statuses.
 //
 // Routes: GET /v1/inventory, PATCH /v1/inventory/{petId}, GET /healthz (the
-// process is alive), GET /readyz (the store can serve, and is seeded when
-// a seed is set: see redisstore.Store.Ready), GET /openapi.yaml, GET
+// process is alive), GET /readyz (the store is initialized and can serve:
+// see redisstore.Store.Ready), GET /openapi.yaml, GET
 // /metrics (Prometheus, on the API's address or Config.MetricsAddr, with
 // inventory_build_info; traces over OTLP when an OTLP endpoint is set:
 // docs/OBSERVABILITY.md). -version prints BuildInfo.
 //
 // REDIS_URL and an API key are required: without them Run returns a
 // ConfigError (exit status 2) and never makes up a key. The server listens
-// first, then seeds the store in the background, when Config.Seed says
-// what with (a file, or the demo inventory): until the seed is in and the
-// store is ready (redisstore.Store.Ready), /v1 answers 503 unavailable
-// with Retry-After and /readyz 503 with the cause. The store is seeded
-// only when it holds no entry at all (atomically, so replicas starting
-// together seed once): a restart never overwrites real stock. Without a
-// seed an empty store is ready and lists no pet.
+// first, then, in the background (storeBoot), initializes the store when
+// Config.Seed says what with (a file, the demo inventory, or no pets), and
+// waits until the store is ready: until then /v1 answers 503 unavailable
+// with Retry-After and /readyz 503 with the cause. It serves only an
+// initialized store (redisstore.WithRequireInitialized): a store is
+// initialized once, only when it has no initialization marker (atomically,
+// so replicas starting together seed once), so a restart never overwrites
+// real stock; a store never initialized, or wiped under the server, is not
+// ready and answers 503 naming the fix, and nothing re-seeds it on its
+// own. The steps of a run are the methods of lifecycle.
 package server

@@ -49,7 +49,8 @@ func TestMetricsAddrTaken(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer taken.Close()
-	_, err = listen(Config{Addr: "127.0.0.1:0", MetricsAddr: taken.Addr().String()})
+	l := &lifecycle{settled: settled{cfg: Config{Addr: "127.0.0.1:0", MetricsAddr: taken.Addr().String()}}}
+	err = l.listen()
 	if err == nil || !strings.Contains(err.Error(), "-metrics-addr") {
 		t.Errorf("listen = %v, want an error naming -metrics-addr", err)
 	}

@@ -81,9 +81,9 @@ func awaitReady(t *testing.T, s *server, within time.Duration) {
 	}
 }
 
-// TestEmptySeed: a seed file holding [] is served (an empty inventory),
-// and the log says there was nothing to write, not that the store held
-// entries.
+// TestEmptySeed: a seed file holding [] initializes an empty inventory,
+// served, and the log says the store was initialized with no item, not
+// that it was initialized already.
 func TestEmptySeed(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "empty.json")
 	if err := os.WriteFile(path, []byte("[]\n"), 0o600); err != nil {
@@ -94,7 +94,7 @@ func TestEmptySeed(t *testing.T) {
 		t.Fatalf("GET = %d %s, want 200 []", r.status, r.body)
 	}
 	logs := s.logs.String()
-	if !strings.Contains(logs, "the seed is empty: nothing to write") || strings.Contains(logs, "already holds entries") {
+	if !strings.Contains(logs, `msg="initialized the store (-seed)"`) || !strings.Contains(logs, "items=0") || strings.Contains(logs, "already initialized") {
 		t.Errorf("the log about an empty seed is not the truth:\n%s", logs)
 	}
 }
@@ -219,7 +219,7 @@ func (d *keyDir) flip(content string) {
 // all, keeps the keys in force and is logged once.
 func TestAPIKeysFileRotation(t *testing.T) {
 	d := newKeyDir(t, "# v1\nold-key-1111\nkept-key-2222\n")
-	s := launch(t, Config{Framework: "gin", APIKeysFile: d.path()})
+	s := launch(t, Config{Framework: "gin", APIKeysFile: d.path(), Seed: SeedDemo})
 	awaitReady(t, s, 20*time.Second)
 
 	type sample struct {
@@ -388,25 +388,25 @@ func TestSeedAnnouncedOnce(t *testing.T) {
 	}
 	c := cfg.NewClient()
 	defer c.Close()
-	store, err := redisstore.New(c, redisstore.WithKeyPrefix(prefix), redisstore.WithLogger(quiet))
+	store, err := redisstore.New(c, redisstore.WithKeyPrefix(prefix), redisstore.WithLogger(quiet), redisstore.WithRequireInitialized())
 	if err != nil {
 		t.Fatal(err)
 	}
-	api, err := inventory.New(store, inventory.WithAPIKeys(testKey), inventory.WithLogger(quiet))
+	gate := newGate(store)
+	api, err := inventory.New(gate, inventory.WithAPIKeys(testKey), inventory.WithLogger(quiet))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var logs proctest.Buffer
-	log := slog.New(slog.NewTextHandler(&logs, nil))
-	var open atomic.Bool
-	announced := false
+	boot := storeBoot{settled: settled{cfg: Config{Seed: "demo", StoreTimeout: 5 * time.Second}, seed: DemoInventory(), initialize: true},
+		store: store, served: served{api: api, gate: gate}, state: new(bootState), log: slog.New(slog.NewTextHandler(&logs, nil))}
 	for range 3 {
-		if err := seedOnce(t.Context(), log, api, store, DemoInventory(), 5*time.Second, &open, &announced); err == nil || !strings.Contains(err.Error(), "XADD") {
-			t.Fatalf("seedOnce by a user without XADD = %v; want the store not ready, naming XADD", err)
+		if err := boot.once(t.Context()); err == nil || !strings.Contains(err.Error(), "XADD") {
+			t.Fatalf("a try by a user without XADD = %v; want the store not ready, naming XADD", err)
 		}
 	}
-	if n := strings.Count(logs.String(), "not seeding"); n != 1 || open.Load() {
-		t.Errorf("three tries logged %q %d times (want once), open %v:\n%s", "not seeding", n, open.Load(), logs.String())
+	if n := strings.Count(logs.String(), "not seeding"); n != 1 || gate.closed() == nil {
+		t.Errorf("three tries logged %q %d times (want once), open %v:\n%s", "not seeding", n, gate.closed() == nil, logs.String())
 	}
 }
 
@@ -436,15 +436,107 @@ func TestFileHint(t *testing.T) {
 	}
 }
 
-// TestNoSeed: without Config.Seed nothing is written: an empty store is
-// ready and lists no pet, and the log says nothing was seeded.
+// TestNoSeed: without Config.Seed nothing is written, and a store never
+// initialized is not served: /readyz and the API answer 503 naming the
+// fault and how to fix it, until the store is initialized (here by
+// another process), which the server then serves without a restart.
 func TestNoSeed(t *testing.T) {
-	s := launch(t, Config{Framework: "gin", APIKeys: []string{testKey}})
+	node := newRedis(t)
+	url := "redis://" + node.Addr() + "/0"
+	s := launch(t, Config{Framework: "gin", APIKeys: []string{testKey}, RedisURL: url})
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		r := s.do(t, http.MethodGet, "/readyz", "", "")
+		if r.status == http.StatusServiceUnavailable && strings.Contains(string(r.body), "not initialized") {
+			if !strings.Contains(string(r.body), "-seed empty") {
+				t.Errorf("/readyz = %s; want the fix (-seed) named", r.body)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("/readyz = %d %s; want 503 naming a store not initialized", r.status, r.body)
+		}
+	}
+	// The background boot meets the fault too, and the API answers with it.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		r := s.do(t, http.MethodGet, "/v1/inventory", testKey, "")
+		if strings.Contains(string(r.body), "not initialized") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("GET = %d %s; want 503 naming a store not initialized", r.status, r.body)
+		}
+	}
+	for _, r := range []response{s.do(t, http.MethodGet, "/v1/inventory", testKey, ""), s.patch(t, "/v1/inventory/1", `{"quantity":1}`)} {
+		if r.status != http.StatusServiceUnavailable || !strings.Contains(string(r.body), `"code":"unavailable"`) ||
+			!strings.Contains(string(r.body), "not initialized") || !strings.Contains(string(r.body), "-seed empty") {
+			t.Errorf("the API on a store not initialized = %d %s; want 503 unavailable naming the fault and -seed", r.status, r.body)
+		}
+	}
+	if !strings.Contains(s.logs.String(), "no seed (-seed)") || strings.Contains(s.logs.String(), "initialized the store") {
+		t.Errorf("the log does not say that nothing was seeded:\n%s", s.logs.String())
+	}
+	if n := strings.Count(s.logs.String(), "level=ERROR msg=\"redisstore: configuration fault: the inventory store"); n != 1 {
+		t.Errorf("the fault was logged %d times, want once:\n%s", n, s.logs.String())
+	}
+
+	// Another process initializes it: this one serves it, empty.
+	c := redis.NewClient(&redis.Options{Addr: node.Addr()})
+	defer c.Close()
+	other, err := redisstore.New(c, redisstore.WithKeyPrefix("inventory"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if did, err := other.Initialize(t.Context()); err != nil || did != redisstore.Initialized {
+		t.Fatalf("Initialize = %v, %v", did, err)
+	}
 	waitServerReady(t, s)
 	if got := s.list(t); len(got) != 0 {
-		t.Errorf("GET = %+v, want an empty list: nothing is seeded unless asked", got)
+		t.Errorf("GET = %+v, want an empty list", got)
 	}
-	if !strings.Contains(s.logs.String(), "no seed (-seed)") || strings.Contains(s.logs.String(), "seeded the empty store") {
-		t.Errorf("the log does not say that nothing was seeded:\n%s", s.logs.String())
+}
+
+// TestSeedEmpty: -seed empty initializes a fresh store with no pets: ready,
+// and it lists []; a restart with -seed demo on it writes nothing.
+func TestSeedEmpty(t *testing.T) {
+	url := "redis://" + newRedis(t).Addr() + "/0"
+	for _, run := range []struct{ framework, seed, logs string }{
+		{"fiber", SeedEmpty, "initialized the store (-seed)"},
+		{"gin", SeedDemo, "already initialized: not seeding"}, // the store is initialized by then
+	} {
+		s := launch(t, Config{Framework: run.framework, APIKeys: []string{testKey}, RedisURL: url, Seed: run.seed})
+		waitServerReady(t, s)
+		if got := s.list(t); len(got) != 0 {
+			t.Errorf("-seed %s: GET = %+v, want []", run.seed, got)
+		}
+		if !strings.Contains(s.logs.String(), run.logs) {
+			t.Errorf("-seed %s: the log does not say %q:\n%s", run.seed, run.logs, s.logs.String())
+		}
+	}
+}
+
+// TestAdoptsAStoreSeededBefore: a store seeded before the initialization
+// marker existed (pets, no marker) is adopted by a server without -seed:
+// ready, its pets kept, logged; an upgrade needs no step.
+func TestAdoptsAStoreSeededBefore(t *testing.T) {
+	node := newRedis(t)
+	c := redis.NewClient(&redis.Options{Addr: node.Addr()})
+	defer c.Close()
+	old, err := redisstore.New(c, redisstore.WithKeyPrefix("inventory"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := old.Put(t.Context(), DemoInventory()...); err != nil { // as a seed before the marker left it
+		t.Fatal(err)
+	}
+	s := launch(t, Config{Framework: "gin", APIKeys: []string{testKey}, RedisURL: "redis://" + node.Addr() + "/0"})
+	waitServerReady(t, s)
+	if got := s.list(t); !slices.Equal(got, DemoInventory()) {
+		t.Errorf("GET = %+v, want the pets kept", got)
+	}
+	if !strings.Contains(s.logs.String(), "adopted a store seeded before the initialization marker") {
+		t.Errorf("the adoption is not logged:\n%s", s.logs.String())
+	}
+	if n, err := c.Exists(t.Context(), "{inventory}:initialized").Result(); err != nil || n != 1 {
+		t.Errorf("the marker after the adoption: %d, %v", n, err)
 	}
 }

@@ -12,6 +12,15 @@ import (
 	"github.com/petinventory/petinventory/inventory"
 )
 
+// The values of Config.Seed (-seed) that name no file.
+const (
+	// SeedDemo initializes the store with the demo inventory (DemoInventory).
+	SeedDemo = "demo"
+	// SeedEmpty initializes the store with no pets: an inventory that
+	// starts empty.
+	SeedEmpty = "empty"
+)
+
 // DemoInventory returns the demo inventory, which an empty store is seeded
 // with unless Config.SeedFile names another: 12 pets covering the three
 // statuses.

@@ -12,14 +12,12 @@ import (
 	"net/http"
 	"os"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/gofiber/fiber/v2"
 	"github.com/petinventory/petinventory/inventory"
 	"github.com/petinventory/petinventory/server/apikeys"
-	"github.com/petinventory/petinventory/server/internal/logrepeat"
 	redisstore "github.com/petinventory/petinventory/storage/redis"
 	inventoryfiber "github.com/petinventory/petinventory/transport/fiber"
 	inventorygin "github.com/petinventory/petinventory/transport/gin"
@@ -40,37 +38,53 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 }
 
 // run is Run; ready, when not nil, is called with the API's listening
-// address once the server accepts connections. Its body is the steps.
+// address once the server accepts connections.
 func run(ctx context.Context, cfg Config, log *slog.Logger, ready func(addr string)) error {
-	s, err := settle(cfg) // settings: defaults, checks, keys, seed
-	if err != nil {
+	l := &lifecycle{log: log, ready: ready}
+	return l.run(ctx, cfg)
+}
+
+// lifecycle is one run of the server, from its settings to its shutdown:
+// each step is a method, run in the order lifecycle.run calls them, and
+// each leaves what the next ones need in the lifecycle's fields.
+type lifecycle struct {
+	log   *slog.Logger
+	ready func(addr string) // called with the API's address once it accepts; may be nil
+
+	settled            // settings: the configuration, the keys, the seed
+	st      redisStore // the store and its client
+	tel     *telemetry // metrics and traces
+	served  served     // the API, its gate and the probes
+	lns     listeners  // the API's listener, and the metrics' own
+	boot    storeBoot  // the background step that opens the gate
+}
+
+// run is the steps, in order; it returns when the server has shut down.
+func (l *lifecycle) run(ctx context.Context, cfg Config) error {
+	if err := l.settle(cfg); err != nil { // settings: defaults, checks, keys, seed
 		return badConfig(err)
 	}
-	st, err := openStore(s.cfg, log) // store: the client and redisstore
-	if err != nil {
+	if err := l.openStore(); err != nil { // store: the client and redisstore
 		return badConfig(err)
 	}
-	defer st.client.Close()
-	tel, err := newTelemetry(ctx, s.cfg, st.client, st.store, log)
-	if err != nil {
+	defer l.st.client.Close()
+	if err := l.startTelemetry(ctx); err != nil {
 		return err
 	}
-	defer tel.shutdown(context.WithoutCancel(ctx)) // after serving: flush the last spans
-	a, err := newAPI(s, st, tel, log)              // API: gated until the store is ready
-	if err != nil {
+	defer l.tel.shutdown(context.WithoutCancel(ctx)) // after serving: flush the last spans
+	if err := l.newAPI(); err != nil {               // API: gated until the store is ready
 		return err
 	}
-	lns, err := listen(s.cfg) // listeners: the API's, and the metrics' own when asked
-	if err != nil {
+	if err := l.listen(); err != nil { // listeners: the API's, and the metrics' own when asked
 		return err
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	var background sync.WaitGroup
 	defer background.Wait() // deferred before cancel, so it runs after it
 	defer cancel()
-	a.start(ctx, &background, s, st.store, log) // seeding, the key file
-	lns.announce(log, s.cfg, st.name, ready)
-	return serve(ctx, log, s.cfg, lns, a, tel) // shutdown: when ctx is done
+	l.start(ctx, &background) // the store's initialization and readiness, the key file
+	l.announce()
+	return l.serve(ctx) // shutdown: when ctx is done
 }
 
 // settled is what the settings give once checked: the configuration with
@@ -78,16 +92,19 @@ func run(ctx context.Context, cfg Config, log *slog.Logger, ready func(addr stri
 type settled struct {
 	cfg  Config
 	ring *apikeys.KeyRing
-	seed []inventory.Item
+	// seed is what -seed initializes a store without its marker with
+	// (empty for -seed empty); initialize is false without -seed.
+	seed       []inventory.Item
+	initialize bool
 }
 
 // settle applies cfg's defaults and checks everything that needs no
 // network: the fields together, REDIS_URL and an API key present (both
 // named when both are missing), the key file and the seed file read.
-func settle(cfg Config) (settled, error) {
+func (l *lifecycle) settle(cfg Config) error {
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(); err != nil {
-		return settled{}, err
+		return err
 	}
 	var missing []error
 	if cfg.RedisURL == "" {
@@ -99,17 +116,18 @@ func settle(cfg Config) (settled, error) {
 		missing = append(missing, fileHint(err))
 	}
 	if len(missing) > 0 {
-		return settled{}, errors.Join(missing...)
+		return errors.Join(missing...)
 	}
 	ring, err := apikeys.NewKeyRing(keys...)
 	if err != nil {
-		return settled{}, fmt.Errorf("API keys: %w", err)
+		return fmt.Errorf("API keys: %w", err)
 	}
 	seed, err := readSeed(cfg.Seed)
 	if err != nil {
-		return settled{}, fileHint(err)
+		return fileHint(err)
 	}
-	return settled{cfg: cfg, ring: ring, seed: seed}, nil
+	l.settled = settled{cfg: cfg, ring: ring, seed: seed, initialize: cfg.Seed != ""}
+	return nil
 }
 
 // redisStore is the store the server serves from, on its client.
@@ -119,31 +137,46 @@ type redisStore struct {
 	name   string // for the log, without credentials
 }
 
-// openStore connects to the Redis of cfg and makes the store on it; it
-// sends nothing to Redis yet.
-func openStore(cfg Config, log *slog.Logger) (redisStore, error) {
+// openStore connects to the Redis of the settings and makes the store on
+// it; it sends nothing to Redis yet. The store serves only an initialized
+// inventory (WithRequireInitialized), and words its faults in this
+// server's settings (WithSettingNames).
+func (l *lifecycle) openStore() error {
+	cfg := l.cfg
 	client, rc, name, err := connect(cfg)
 	if err != nil {
-		return redisStore{}, err
+		return err
 	}
 	// WithClientConfig lets the store's fixes name what only the URL
 	// knows (the Sentinel master's name, the password file).
 	// The store's faults name this server's settings, and the CA file in use.
-	storeLog := slog.New(withCAFile(log.Handler(), cfg.RedisCAFile))
-	opts := []redisstore.Option{redisstore.WithClientConfig(rc), redisstore.WithKeyPrefix(cfg.RedisPrefix), redisstore.WithLogger(storeLog)}
+	storeLog := slog.New(withCAFile(l.log.Handler(), cfg.RedisCAFile))
+	opts := []redisstore.Option{redisstore.WithClientConfig(rc), redisstore.WithKeyPrefix(cfg.RedisPrefix), redisstore.WithLogger(storeLog),
+		redisstore.WithRequireInitialized(), redisstore.WithSettingNames(settingWords)}
 	if cfg.ReplicaAcks > 0 {
 		opts = append(opts, redisstore.WithReplicaAcks(cfg.ReplicaAcks, cfg.ReplicaAckTimeout))
 	}
 	if cfg.AllowEviction {
-		log.Warn("accepting a maxmemory-policy that may evict the store's keys (allkeys-*): under memory pressure Redis may drop entries of the inventory (-redis-allow-eviction)")
+		l.log.Warn("accepting a maxmemory-policy that may evict the store's keys (allkeys-*): under memory pressure Redis may drop entries of the inventory (-redis-allow-eviction)")
 		opts = append(opts, redisstore.WithEvictionAllowed())
 	}
 	store, err := redisstore.New(client, opts...)
 	if err != nil {
 		client.Close()
-		return redisStore{}, err
+		return err
 	}
-	return redisStore{client: client, store: store, name: name}, nil
+	l.st = redisStore{client: client, store: store, name: name}
+	return nil
+}
+
+// startTelemetry starts the metrics and, when asked, the traces.
+func (l *lifecycle) startTelemetry(ctx context.Context) error {
+	tel, err := newTelemetry(ctx, l.cfg, l.st.client, l.st.store, l.log)
+	if err != nil {
+		return err
+	}
+	l.tel = tel
+	return nil
 }
 
 // connect returns a client on the Redis that cfg.RedisURL names (one
@@ -182,13 +215,15 @@ func fileHint(err error) error {
 		"e.g. a Kubernetes secret volume's defaultMode 0440 with the pod's securityContext.fsGroup %d)", err, os.Getuid(), imageUID, imageUID)
 }
 
-// readSeed returns what Config.Seed names: nothing, the demo inventory, or
-// the items of a seed file.
+// readSeed returns what Config.Seed names: nothing, no pet (SeedEmpty),
+// the demo inventory (SeedDemo), or the items of a seed file.
 func readSeed(seed string) ([]inventory.Item, error) {
 	switch seed {
 	case "":
 		return nil, nil
-	case "demo":
+	case SeedEmpty:
+		return []inventory.Item{}, nil
+	case SeedDemo:
 		return DemoInventory(), nil
 	}
 	return LoadSeed(seed)
@@ -197,30 +232,35 @@ func readSeed(seed string) ([]inventory.Item, error) {
 // served is the API and what it needs while it serves.
 type served struct {
 	api    *inventory.API
-	open   *atomic.Bool // the store is ready: the API's calls go through
+	gate   *gatedStore // closed (503) until the store is ready
 	probes probes
 }
 
-// newAPI makes the API on the store, closed (503) until the store is ready.
-func newAPI(s settled, st redisStore, tel *telemetry, log *slog.Logger) (served, error) {
-	open := new(atomic.Bool)
-	api, err := inventory.New(gatedStore{st.store, open}, inventory.WithAuthenticator(s.ring), inventory.WithLogger(log),
-		inventory.WithStoreTimeout(s.cfg.StoreTimeout), inventory.WithObserver(tel.observer),
-		inventory.WithMaxStaleness(s.cfg.MaxStaleness))
+// newAPI makes the API on the store, behind its gate: closed (503) until
+// the store is initialized and ready.
+func (l *lifecycle) newAPI() error {
+	gate := newGate(l.st.store)
+	api, err := inventory.New(gate, inventory.WithAuthenticator(l.ring), inventory.WithLogger(l.log),
+		inventory.WithStoreTimeout(l.cfg.StoreTimeout), inventory.WithObserver(l.tel.observer),
+		inventory.WithMaxStaleness(l.cfg.MaxStaleness))
 	if err != nil {
-		return served{}, err
+		return err
 	}
-	p := probes{store: st.store, timeout: s.cfg.StoreTimeout, log: log, seeded: new(atomic.Bool), state: new(readiness)}
-	return served{api: api, open: open, probes: p}, nil
+	p := probes{store: l.st.store, timeout: l.cfg.StoreTimeout, log: l.log, boot: new(bootState), state: new(readiness)}
+	p.boot.seeding.Store(l.settled.initialize)
+	l.served = served{api: api, gate: gate, probes: p}
+	return nil
 }
 
-// start runs, until ctx is done, the seeding (which opens the API) and,
-// with a key file, its watch.
-func (a served) start(ctx context.Context, wg *sync.WaitGroup, s settled, store *redisstore.Store, log *slog.Logger) {
-	wg.Go(func() { seedUntilDone(ctx, log, a.api, store, s.seed, s.cfg.StoreTimeout, a.open, a.probes.seeded) })
-	if s.cfg.APIKeysFile != "" {
-		keyLog := log.With("setting", "INVENTORY_API_KEYS_FILE")
-		wg.Go(func() { apikeys.WatchFile(ctx, keyLog, s.cfg.APIKeysFile, keyFileInterval, s.ring) })
+// start runs, until ctx is done, the store's boot (initialization when
+// -seed asks, readiness, which opens the gate) and, with a key file, its
+// watch.
+func (l *lifecycle) start(ctx context.Context, wg *sync.WaitGroup) {
+	l.boot = storeBoot{settled: l.settled, store: l.st.store, served: l.served, state: l.served.probes.boot, log: l.log}
+	wg.Go(func() { l.boot.untilDone(ctx) })
+	if l.cfg.APIKeysFile != "" {
+		keyLog := l.log.With("setting", "INVENTORY_API_KEYS_FILE")
+		wg.Go(func() { apikeys.WatchFile(ctx, keyLog, l.cfg.APIKeysFile, keyFileInterval, l.ring) })
 	}
 }
 
@@ -230,20 +270,23 @@ type listeners struct {
 	api, metrics net.Listener
 }
 
-func listen(cfg Config) (listeners, error) {
-	api, err := net.Listen("tcp", cfg.Addr)
+// listen opens the listeners.
+func (l *lifecycle) listen() error {
+	api, err := net.Listen("tcp", l.cfg.Addr)
 	if err != nil {
-		return listeners{}, err
+		return err
 	}
-	if cfg.MetricsAddr == "" {
-		return listeners{api: api}, nil
+	if l.cfg.MetricsAddr == "" {
+		l.lns = listeners{api: api}
+		return nil
 	}
-	metrics, err := net.Listen("tcp", cfg.MetricsAddr)
+	metrics, err := net.Listen("tcp", l.cfg.MetricsAddr)
 	if err != nil {
 		api.Close()
-		return listeners{}, fmt.Errorf("metrics address (-metrics-addr): %w", err)
+		return fmt.Errorf("metrics address (-metrics-addr): %w", err)
 	}
-	return listeners{api: api, metrics: metrics}, nil
+	l.lns = listeners{api: api, metrics: metrics}
+	return nil
 }
 
 func (l listeners) close() {
@@ -255,16 +298,17 @@ func (l listeners) close() {
 
 // announce logs the start-up line, with a URL to try that a client on
 // this machine can use, and calls ready (when not nil).
-func (l listeners) announce(log *slog.Logger, cfg Config, storeName string, ready func(addr string)) {
-	attrs := []any{"addr", l.api.Addr().String(), "framework", cfg.Framework, "store", storeName,
+func (l *lifecycle) announce() {
+	cfg, lns := l.cfg, l.lns
+	attrs := []any{"addr", lns.api.Addr().String(), "framework", cfg.Framework, "store", l.st.name,
 		"store_timeout", cfg.StoreTimeout, "replica_acks", cfg.ReplicaAcks, "max_staleness", cfg.MaxStaleness}
-	if l.metrics != nil {
-		attrs = append(attrs, "metrics_addr", l.metrics.Addr().String())
+	if lns.metrics != nil {
+		attrs = append(attrs, "metrics_addr", lns.metrics.Addr().String())
 	}
-	attrs = append(attrs, "try", fmt.Sprintf("curl -H 'Authorization: Bearer <key>' http://%s/v1/inventory", tryAddr(l.api.Addr())))
-	log.Info("serving", attrs...)
-	if ready != nil {
-		ready(l.api.Addr().String())
+	attrs = append(attrs, "try", fmt.Sprintf("curl -H 'Authorization: Bearer <key>' http://%s/v1/inventory", tryAddr(lns.api.Addr())))
+	l.log.Info("serving", attrs...)
+	if l.ready != nil {
+		l.ready(lns.api.Addr().String())
 	}
 }
 
@@ -283,14 +327,15 @@ func tryAddr(addr net.Addr) string {
 
 // serve serves the API (and /metrics on its own listener, when there is
 // one) until ctx is done, then shuts down gracefully.
-func serve(ctx context.Context, log *slog.Logger, cfg Config, lns listeners, a served, tel *telemetry) error {
+func (l *lifecycle) serve(ctx context.Context) error {
+	lns, a, tel := l.lns, l.served, l.tel
 	withMetrics := lns.metrics == nil
 	var api httpServer
 	var err error
-	if cfg.Framework == "fiber" {
+	if l.cfg.Framework == "fiber" {
 		api, err = fiberServer(a, tel, withMetrics)
 	} else {
-		api, err = ginServer(log, a, tel, withMetrics)
+		api, err = ginServer(l.log, a, tel, withMetrics)
 	}
 	if err != nil {
 		lns.close()
@@ -299,9 +344,9 @@ func serve(ctx context.Context, log *slog.Logger, cfg Config, lns listeners, a s
 	api.ln = lns.api
 	servers := []httpServer{api}
 	if lns.metrics != nil {
-		servers = append(servers, netHTTPServer(log, lns.metrics, tel.metricsMux()))
+		servers = append(servers, netHTTPServer(l.log, lns.metrics, tel.metricsMux()))
 	}
-	return serveAll(ctx, log, servers...)
+	return serveAll(ctx, l.log, servers...)
 }
 
 // fiberServer is the API on Fiber, with the probes (and /metrics).
@@ -354,133 +399,12 @@ func ginServer(log *slog.Logger, a served, tel *telemetry, withMetrics bool) (ht
 // keyFileInterval is how often INVENTORY_API_KEYS_FILE is read again.
 const keyFileInterval = time.Second
 
-// gatedStore is the store the API serves from: until open (the seed is in
-// and the store is ready), the API's calls fail with ErrUnavailable, so
-// that a client is answered 503 with Retry-After, never a list of a store
-// not seeded yet ([]) nor 404 for a pet the seed would write. Seeding goes
-// through PutIfEmpty, which is not gated.
-type gatedStore struct {
-	*redisstore.Store
-	open *atomic.Bool
-}
-
-// errNotReady is the cause of the answers before the store is ready.
-var errNotReady = errors.New("the inventory store is not seeded or not ready yet (see /readyz)")
-
-func (g gatedStore) List(ctx context.Context) ([]inventory.Item, error) {
-	if !g.open.Load() {
-		return nil, inventory.Unavailable(errNotReady)
-	}
-	return g.Store.List(ctx)
-}
-
-func (g gatedStore) ListChanges(ctx context.Context, since string) (inventory.Changes, error) {
-	if !g.open.Load() {
-		return inventory.Changes{}, inventory.Unavailable(errNotReady)
-	}
-	return g.Store.ListChanges(ctx, since)
-}
-
-func (g gatedStore) SetQuantity(ctx context.Context, petID int64, quantity int) (inventory.Item, error) {
-	if !g.open.Load() {
-		return inventory.Item{}, inventory.Unavailable(errNotReady)
-	}
-	return g.Store.SetQuantity(ctx, petID, quantity)
-}
-
-// seedOnce seeds the store (items nil: no seed asked for) if it holds no entry, through the Service (the
-// API's own checks; redisstore's PutIfEmpty makes it atomic), checks that
-// the store is ready (every command it sends is permitted, see
-// redisstore.Store.Ready), opens the API, then loads the inventory into
-// the API's list cache (API.Preload), so that the first list after a start
-// is not a full read of a large inventory. It returns nil when all is
-// done, else why not (Redis did not answer, refused, or did not
-// acknowledge the seed as asked).
-func seedOnce(ctx context.Context, log *slog.Logger, api *inventory.API, store *redisstore.Store, items []inventory.Item, timeout time.Duration, open *atomic.Bool, announced *bool) error {
-	// Redis writes a large seed in bounded chunks: give it the store
-	// timeout once, and once more per 50 000 pets.
-	sctx, cancel := context.WithTimeout(ctx, seedTimeout(timeout, len(items)))
-	defer cancel()
-	start := time.Now()
-	wrote := false
-	if items != nil { // nil: no seed asked for, nothing to write
-		var err error
-		if wrote, err = api.Service().PutIfEmpty(sctx, items...); err != nil {
-			return fmt.Errorf("seeding: %w", err)
-		}
-	}
-	if !open.Load() && !*announced { // once: a retry while the store is not ready says it again otherwise
-		*announced = true
-		switch {
-		case items == nil:
-			log.Info("no seed (-seed): the store is served as it is")
-		case len(items) == 0:
-			log.Info("the seed is empty: nothing to write")
-		case wrote:
-			log.Info("seeded the empty store", "items", len(items), "took", time.Since(start).Round(time.Millisecond))
-		default:
-			log.Info("the store already holds entries: not seeding")
-		}
-	}
-	rctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	if err := store.Ready(rctx); err != nil {
-		return fmt.Errorf("checking that the store can serve: %w", err)
-	}
-	open.Store(true)
-	start = time.Now()
-	if err := api.Preload(ctx); err != nil {
-		return fmt.Errorf("loading the inventory: %w", err)
-	}
-	log.Info("loaded the inventory: ready", "took", time.Since(start).Round(time.Millisecond))
-	return nil
-}
-
-// seedTimeout is how long a seed of n items may take.
-func seedTimeout(storeTimeout time.Duration, n int) time.Duration {
-	return storeTimeout * time.Duration(1+n/50_000)
-}
-
-// seedUntilDone tries seedOnce at once, then again, backing off to one try
-// every 2 s, until it succeeds (and sets seeded) or ctx is done. A failure
-// is logged at WARN, each distinct one once a minute at most (a
-// logrepeat.Gate), except a configuration fault, which the store logs
-// itself, once, with its fix.
-func seedUntilDone(ctx context.Context, log *slog.Logger, api *inventory.API, store *redisstore.Store, items []inventory.Item, timeout time.Duration, open, seeded *atomic.Bool) {
-	var repeats logrepeat.Gate
-	announced := false
-	for wait := 250 * time.Millisecond; ; wait = min(2*wait, 2*time.Second) {
-		err := seedOnce(ctx, log, api, store, items, timeout, open, &announced)
-		switch {
-		case err == nil:
-			seeded.Store(true)
-			return
-		case ctx.Err() != nil:
-			return // shutting down
-		case errors.Is(err, redisstore.ErrMisconfigured):
-		default:
-			if ok, held := repeats.Allow(err.Error(), time.Now()); ok && held > 0 {
-				log.Warn("the store cannot serve yet; retrying in the background", "error", err, "repeated", held)
-			} else if ok {
-				log.Warn("the store cannot serve yet; retrying in the background", "error", err)
-			}
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return
-		case <-t.C:
-		}
-	}
-}
-
 // probes are the routes outside /v1.
 type probes struct {
 	store   *redisstore.Store
 	timeout time.Duration
 	log     *slog.Logger
-	seeded  *atomic.Bool // the seed is in (or the store held entries already), the store ready, the inventory loaded
+	boot    *bootState // how far the store's boot went
 	state   *readiness
 }
 
@@ -509,15 +433,25 @@ func (p probes) healthz(context.Context) (int, string, []byte) {
 // cannot be reached, or that the seed is not in yet. A change of
 // readiness is logged once.
 func (p probes) readyz(ctx context.Context) (int, string, []byte) {
-	ctx, cancel := context.WithTimeout(ctx, p.timeout)
-	defer cancel()
-	err := p.store.Ready(ctx)
-	msg := ""
-	switch {
-	case err != nil:
-		msg = notReadyMessage(err)
-	case !p.seeded.Load():
-		msg = "the inventory store is not seeded yet"
+	var msg string
+	if p.boot.seeding.Load() {
+		// -seed is initializing the store: a Ready now would meet a store
+		// not initialized yet, a fault that is not one. Say what the
+		// boot's last try met, if anything.
+		msg = "the inventory store is being initialized (-seed)"
+		if err := p.boot.lastErr(); err != nil {
+			msg = notReadyMessage(err)
+		}
+	} else {
+		ctx, cancel := context.WithTimeout(ctx, p.timeout)
+		defer cancel()
+		err := p.store.Ready(ctx)
+		switch {
+		case err != nil:
+			msg = notReadyMessage(err)
+		case !p.boot.seeded.Load():
+			msg = "the inventory store is not seeded yet"
+		}
 	}
 	p.state.record(ctx, p.log, msg)
 	if msg != "" {
@@ -534,16 +468,17 @@ func (p probes) readyz(ctx context.Context) (int, string, []byte) {
 }
 
 // notReadyMessage is what /readyz says of a failed Ready: a configuration
-// fault's own text (what is wrong and how to fix it, naming the store's Go
-// API; the store's errors never hold a password) followed by the settings
-// of this server that set that API, or, for Redis out of reach or an
+// fault's own text (what is wrong and how to fix it, worded in this
+// server's settings by settingWords; the store's errors never hold a
+// password; a store not initialized or vanished among them) followed by
+// the settings of this server that fix it, or, for Redis out of reach or an
 // unexpected error, that alone: the addresses and network errors stay in
 // the log.
 func notReadyMessage(err error) string {
 	var f *redisstore.ConfigFault
 	if errors.As(err, &f) {
 		if names := settingsFor(f.Option, f.Kind); names != "" {
-			return inSettingNames(f.Error(), f.Kind) + " (inventory-server: " + names + ")"
+			return f.Error() + " (inventory-server: " + names + ")"
 		}
 		return f.Error()
 	}

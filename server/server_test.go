@@ -20,7 +20,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -120,7 +119,7 @@ func TestParse(t *testing.T) {
 	}
 	for _, want := range []string{"-redis-allow-eviction", "INVENTORY_REDIS_CA_FILE", "INVENTORY_REDIS_PASSWORD_FILE",
 		"INVENTORY_API_KEYS_FILE", "Exit status: 0", "2 when the settings are wrong", "-version", "openssl rand -hex 32",
-		"Nothing is seeded unless -seed says what", "INVENTORY_METRICS_ADDR"} {
+		"A store is served only once initialized", "INVENTORY_METRICS_ADDR"} {
 		if !strings.Contains(usage.String(), want) {
 			t.Errorf("-h does not say %q:\n%s", want, usage.String())
 		}
@@ -371,7 +370,7 @@ func TestTwoInstancesShareRedis(t *testing.T) {
 	if got := b.list(t); got[0].Quantity != 77 {
 		t.Fatalf("fiber sees pet 1 = %+v, want quantity 77 (seeding must not overwrite stock)", got[0])
 	}
-	if !strings.Contains(b.logs.String(), "already holds entries") {
+	if !strings.Contains(b.logs.String(), "already initialized: not seeding") {
 		t.Errorf("the second instance does not log that it skipped seeding:\n%s", b.logs)
 	}
 	if r := b.patch(t, "/v1/inventory/2", `{"quantity":55}`); r.status != http.StatusOK {
@@ -551,15 +550,23 @@ func TestListensBeforeSeeding(t *testing.T) {
 	if r := s.do(t, http.MethodGet, "/healthz", "", ""); r.status != http.StatusOK {
 		t.Errorf("/healthz while seeding = %d, want 200", r.status)
 	}
+	// Before the first try fails, /readyz says the store is being
+	// initialized; after, what the try met.
 	if r := s.do(t, http.MethodGet, "/readyz", "", ""); r.status != http.StatusServiceUnavailable ||
-		string(r.body) != `{"status":"unavailable","message":"the inventory store cannot serve: Redis cannot be reached, timed out, or refuses work for now"}` {
-		t.Errorf("/readyz while seeding = %d %s, want 503 cannot serve", r.status, r.body)
+		string(r.body) != `{"status":"unavailable","message":"the inventory store is being initialized (-seed)"}` &&
+			string(r.body) != `{"status":"unavailable","message":"the inventory store cannot serve: Redis cannot be reached, timed out, or refuses work for now"}` {
+		t.Errorf("/readyz while seeding = %d %s, want 503 being initialized", r.status, r.body)
 	}
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		logs := s.logs.String()
 		if i := strings.Index(logs, "the store cannot serve yet"); i >= 0 {
 			if j := strings.Index(logs, "msg=serving"); j < 0 || j > i {
 				t.Fatalf("the failed seed attempt is logged before \"serving\":\n%s", logs)
+			}
+			// What the failed try met is what /readyz says now.
+			if r := s.do(t, http.MethodGet, "/readyz", "", ""); r.status != http.StatusServiceUnavailable ||
+				string(r.body) != `{"status":"unavailable","message":"the inventory store cannot serve: Redis cannot be reached, timed out, or refuses work for now"}` {
+				t.Errorf("/readyz after a failed seed attempt = %d %s, want 503 cannot serve", r.status, r.body)
 			}
 			break
 		}
@@ -580,11 +587,11 @@ func TestReadyzWaitsForSeed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := probes{store: store, timeout: time.Second, log: slog.New(slog.NewTextHandler(io.Discard, nil)), seeded: new(atomic.Bool), state: new(readiness)}
+	p := probes{store: store, timeout: time.Second, log: slog.New(slog.NewTextHandler(io.Discard, nil)), boot: new(bootState), state: new(readiness)}
 	if status, _, body := p.readyz(t.Context()); status != http.StatusServiceUnavailable || !strings.Contains(string(body), "not seeded") {
 		t.Errorf("/readyz before the seed = %d %s, want 503 not seeded", status, body)
 	}
-	p.seeded.Store(true)
+	p.boot.seeded.Store(true)
 	if status, _, body := p.readyz(t.Context()); status != http.StatusOK {
 		t.Errorf("/readyz after the seed = %d %s, want 200", status, body)
 	}

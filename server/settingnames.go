@@ -10,17 +10,18 @@ import (
 
 // The store (redisstore) logs each configuration fault once, at ERROR,
 // naming in an "option" attribute the Go API that fixes it ("URL",
-// "Config.LoadTLSFiles", "Config.UsePasswordFile", "WithEvictionAllowed"):
-// an operator of this server sets none of those, but a setting that feeds
-// them. WithSettingNames adds, to a record carrying an "option", a
-// "setting" attribute naming those settings, from the settings table.
+// "Config.LoadTLSFiles", "Config.UsePasswordFile", "WithEvictionAllowed",
+// "Store.Initialize"): an operator of this server sets none of those, but
+// a setting that feeds them. So the store words its fixes in this server's
+// settings (settingWords, given to it with redisstore.WithSettingNames),
+// and WithSettingNames adds, to a record carrying an "option", a "setting"
+// attribute naming those settings, from the settings table.
 
 // WithSettingNames wraps h so that a record with an "option" attribute
 // also has a "setting" attribute naming the server's settings that set
-// that option (REDIS_URL for "URL", for example), and its message names
-// those settings where the store's names its Go API (Config.LoadTLSFiles
-// becomes INVENTORY_REDIS_CA_FILE for a certificate the client does not
-// trust; "a rediss:// URL" is REDIS_URL's). Other records pass unchanged.
+// that option (REDIS_URL for "URL", for example). Other records pass
+// unchanged. The message itself is the store's, which Run has word its
+// fixes in the settings' names.
 // NewLogger uses it; wrap your own handler with it when you give Run
 // another logger.
 func WithSettingNames(h slog.Handler) slog.Handler {
@@ -69,39 +70,35 @@ func (s settingNames) Handle(ctx context.Context, r slog.Record) error {
 	if names == "" {
 		return s.h.Handle(ctx, r)
 	}
-	out := slog.NewRecord(r.Time, r.Level, inSettingNames(r.Message, kind), r.PC)
-	r.Attrs(func(a slog.Attr) bool { out.AddAttrs(a); return true })
-	out.AddAttrs(slog.String("setting", names))
+	r = r.Clone()
+	r.AddAttrs(slog.String("setting", names))
 	if kind == redisstore.FaultTLSVerify && s.caFile != "" {
-		out.AddAttrs(slog.String("ca_file", s.caFile))
+		r.AddAttrs(slog.String("ca_file", s.caFile))
 	}
-	return s.h.Handle(ctx, out)
+	return s.h.Handle(ctx, r)
 }
 
-// inSettingNames is msg, a fault's text, naming the server's settings
-// where it names the store's Go API: each option of the settings table
-// (Config.LoadTLSFiles, Config.UsePasswordFile, WithEvictionAllowed)
-// becomes the settings that feed it and fix a fault of kind, and a
-// redis:// or rediss:// URL is REDIS_URL's.
-func inSettingNames(msg, kind string) string {
-	done := map[string]bool{"URL": true}
+// seedWords is what a fix says to initialize the store.
+const seedWords = "inventory-server -seed FILE, -seed demo or -seed empty (INVENTORY_SEED), run once"
+
+// settingWords is the hook the store words its fixes with
+// (redisstore.WithSettingNames): what this server calls the store's Go API
+// option in a fault of kind. The settings that feed the option and may
+// fix such a fault, joined with "and" (INVENTORY_REDIS_CA_FILE for a
+// certificate the client does not trust, REDIS_URL for the URL), or how
+// to initialize the store; "" (the store's own name) for an option no
+// setting feeds.
+func settingWords(option, kind string) string {
+	if option == "Store.Initialize" {
+		return seedWords
+	}
+	var names []string
 	for _, s := range settings {
-		if s.option == "" || done[s.option] || !strings.Contains(msg, s.option) {
-			continue
+		if s.option == option && tlsFileFixes(s.env, kind) {
+			names = append(names, s.name())
 		}
-		done[s.option] = true
-		var names []string
-		for _, o := range settings {
-			if o.option == s.option && tlsFileFixes(o.env, kind) {
-				names = append(names, o.name())
-			}
-		}
-		msg = strings.ReplaceAll(msg, s.option, strings.Join(names, " and "))
 	}
-	for _, scheme := range []string{"rediss://", "redis://"} {
-		msg = strings.ReplaceAll(msg, "a "+scheme+" URL", "a "+scheme+" REDIS_URL")
-	}
-	return msg
+	return strings.Join(names, " and ")
 }
 
 func (s settingNames) WithAttrs(as []slog.Attr) slog.Handler {

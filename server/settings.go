@@ -39,8 +39,8 @@ var settings = []setting{
 		set: func(c *Config, v string) error { c.Addr = v; return nil }},
 	{flag: "framework", env: "INVENTORY_FRAMEWORK", field: "Framework", def: "gin", doc: "HTTP framework: gin or fiber",
 		set: func(c *Config, v string) error { c.Framework = v; return nil }},
-	{flag: "seed", env: "INVENTORY_SEED", field: "Seed", show: "nothing",
-		doc: "what an empty store is seeded with: a JSON array of items (a file), or demo for the 12 demo pets; unset, nothing (an empty store is served empty)",
+	{flag: "seed", env: "INVENTORY_SEED", field: "Seed", show: "nothing", option: "Store.Initialize",
+		doc: "initializes a store never initialized (no marker) with: a JSON array of items (a file), demo for the 12 demo pets, or empty for no pets; on an initialized store it does nothing; unset, nothing (a store not initialized is not served)",
 		set: func(c *Config, v string) error { c.Seed = v; return nil }},
 	{flag: "store-timeout", env: "INVENTORY_STORE_TIMEOUT", field: "StoreTimeout", def: "2s",
 		doc: "deadline of each store call; past it the client gets 503", set: durationSetter(func(c *Config) *time.Duration { return &c.StoreTimeout })},
@@ -238,7 +238,8 @@ func writeUsage(w io.Writer, name string) {
 const exitStatusText = `
 REDIS_URL and an API key (INVENTORY_API_KEYS or INVENTORY_API_KEYS_FILE;
 make one with: openssl rand -hex 32) are required: without them the server
-does not start. Nothing is seeded unless -seed says what.
+does not start. A store is served only once initialized: -seed FILE,
+-seed demo or -seed empty initializes one that never was, once.
 
 Exit status: 0 after a graceful shutdown (SIGINT, SIGTERM), -h or -version;
 2 when the settings are wrong (a flag, an environment variable, REDIS_URL,

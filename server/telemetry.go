@@ -351,6 +351,8 @@ var (
 		"Updates that gave up after the store's maximum number of WATCH retries (answered 503).", nil, nil)
 	descConfigFaults = prometheus.NewDesc("inventory_store_config_faults_total",
 		"Store calls (readiness probes included) that failed with a configuration fault of Redis or of the client (TLS, credentials, ACL, eviction policy, maxmemory, wrong URL form); each fault is logged once, this shows that it persists.", nil, nil)
+	descUninitialized = prometheus.NewDesc("inventory_store_uninitialized",
+		"1 while the store is not served for want of its initialization marker, by kind: not-initialized (never initialized: run inventory-server -seed once) or store-vanished (wiped under the server: restore it, or initialize it again); 0 otherwise.", []string{"kind"}, nil)
 	descCutRetries = prometheus.NewDesc("inventory_store_cut_retries_total",
 		"Store calls run once more because their Redis connection was cut under them (CLIENT KILL, a restart, the network): list reads, and updates cut before their EXEC was sent.", nil, nil)
 	descCutAfterExec = prometheus.NewDesc("inventory_store_updates_cut_after_exec_total",
@@ -367,7 +369,7 @@ var (
 )
 
 func (c redisCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descWatchAborts, descRetriesExhausted, descConfigFaults, descCutRetries, descCutAfterExec, descAckShortfalls, descPoolHits, descPoolMisses,
+	for _, d := range []*prometheus.Desc{descWatchAborts, descRetriesExhausted, descConfigFaults, descUninitialized, descAckShortfalls, descCutRetries, descCutAfterExec, descPoolHits, descPoolMisses,
 		descPoolTimeouts, descPoolWaits, descPoolWaitTime, descPoolStale, descPoolConns} {
 		ch <- d
 	}
@@ -378,6 +380,10 @@ func (c redisCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descWatchAborts, prometheus.CounterValue, float64(st.WatchAborts))
 	ch <- prometheus.MustNewConstMetric(descRetriesExhausted, prometheus.CounterValue, float64(st.RetriesExhausted))
 	ch <- prometheus.MustNewConstMetric(descConfigFaults, prometheus.CounterValue, float64(st.ConfigFaults))
+	uninit := c.store.Uninitialized()
+	for _, kind := range []string{redisstore.FaultNotInitialized, redisstore.FaultVanished} {
+		ch <- prometheus.MustNewConstMetric(descUninitialized, prometheus.GaugeValue, boolValue(uninit == kind), kind)
+	}
 	ch <- prometheus.MustNewConstMetric(descCutRetries, prometheus.CounterValue, float64(st.CutRetries))
 	ch <- prometheus.MustNewConstMetric(descCutAfterExec, prometheus.CounterValue, float64(st.CutAfterExec))
 	ch <- prometheus.MustNewConstMetric(descAckShortfalls, prometheus.CounterValue, float64(st.AckShortfalls))
@@ -391,6 +397,14 @@ func (c redisCollector) Collect(ch chan<- prometheus.Metric) {
 	idle := float64(ps.IdleConns)
 	ch <- prometheus.MustNewConstMetric(descPoolConns, prometheus.GaugeValue, idle, "idle")
 	ch <- prometheus.MustNewConstMetric(descPoolConns, prometheus.GaugeValue, max(float64(ps.TotalConns)-idle, 0), "in_use")
+}
+
+// boolValue is a gauge's value of b: 1 or 0.
+func boolValue(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // redactSecrets is a span processor that removes, from the attributes the

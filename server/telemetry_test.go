@@ -290,6 +290,8 @@ func TestMetricsEndpoint(t *testing.T) {
 				`inventory_store_watch_aborts_total 0`,
 				`inventory_store_retries_exhausted_total 0`,
 				`inventory_store_config_faults_total 0`,
+				`inventory_store_uninitialized{kind="not-initialized"} 0`,
+				`inventory_store_uninitialized{kind="store-vanished"} 0`,
 				`redis_pool_timeouts_total 0`,
 				`# TYPE redis_pool_hits_total counter`,
 				`# TYPE redis_pool_connections gauge`,
@@ -606,8 +608,9 @@ func TestOTLPExport(t *testing.T) {
 		got := strings.Join(names, ", ")
 		leaked, size := bytes.Contains(raw, []byte(testKey)), len(raw)
 		mu.Unlock()
-		// The update's WATCH and HGET go in one pipeline (one round trip).
-		for _, want := range []string{"inventory.store.set_quantity", "redis.pipeline watch hget"} {
+		// The update's WATCH, HGET and the check of the store's
+		// initialization marker go in one pipeline (one round trip).
+		for _, want := range []string{"inventory.store.set_quantity", "redis.pipeline watch hget exists"} {
 			if !strings.Contains(", "+got+", ", ", "+want+", ") {
 				t.Errorf("%s: exported spans %q lack %q", fw, got, want)
 			}

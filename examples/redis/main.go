@@ -18,8 +18,8 @@
 // docs/OPERATING.md. Two defaults differ, for a first try: with no API key
 // (INVENTORY_API_KEYS, INVENTORY_API_KEYS_FILE) it generates one and
 // prints it once, which inventory-server never does, and with no -seed it
-// seeds an empty store with the demo inventory (-seed demo), where
-// inventory-server seeds nothing.
+// initializes its store (one never initialized) with the demo inventory
+// (-seed demo), where inventory-server initializes nothing.
 package main
 
 import (

@@ -5,6 +5,13 @@
 // services. It keeps nothing across a restart and is not shared between
 // replicas: for either, use package redisstore.
 //
+// It is initialized by construction: New's items (none, for an empty
+// inventory) are its initial stock, and it lives and dies with its
+// process, so it cannot vanish under the process that serves it. It has
+// no initialization marker and needs none, unlike a Redis store
+// (redisstore.WithRequireInitialized), which outlives the processes that
+// serve it and may be wiped under them.
+//
 // Every method is safe for concurrent use. SetQuantity is atomic (one write
 // lock), List is a consistent snapshot (one read lock, copied), and Put of
 // several items is atomic.

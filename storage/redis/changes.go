@@ -315,7 +315,9 @@ func (s *Store) ListChanges(ctx context.Context, since string) (inventory.Change
 	if err := ctx.Err(); err != nil {
 		return inventory.Changes{}, translate(op, err)
 	}
-	if since != "" {
+	// A store found without its marker reads whole (which checks it)
+	// rather than log at every list that the log lost the position.
+	if since != "" && s.Uninitialized() == "" {
 		id, nonce, ok := parseCursor(since)
 		if !ok {
 			s.log.Warn("redisstore: a list cursor this store never issued; reading the whole inventory", "cursor", truncate(since))
@@ -387,14 +389,20 @@ func (s *Store) readAll(ctx context.Context, op string) (inventory.Changes, erro
 // *logBreak when the log moved under it and it must start over.
 func (s *Store) readAllOnce(ctx context.Context, c redis.Cmdable) (ch inventory.Changes, err error) {
 	var (
-		rev  *redis.XMessageSliceCmd
-		hlen *redis.IntCmd
+		rev    *redis.XMessageSliceCmd
+		hlen   *redis.IntCmd
+		marker *redis.IntCmd // with WithRequireInitialized
 	)
 	if _, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
 		rev = p.XRevRangeN(ctx, s.logKey, "+", "-", 1)
 		hlen = p.HLen(ctx, s.itemsKey)
+		marker = s.queueMarker(ctx, p)
 		return nil
 	}); err != nil {
+		return ch, err
+	}
+	// A wiped store reads empty: never a list of [] for it (marker.go).
+	if err := s.checkMarker("list", marker); err != nil {
 		return ch, err
 	}
 	var id, nonce string

@@ -120,24 +120,24 @@ func (s *Store) classify(err error) *ConfigFault {
 	return nil
 }
 
-func evictionRule(_ *Store, err error) *ConfigFault {
+func evictionRule(s *Store, err error) *ConfigFault {
 	ef, ok := errors.AsType[*evictionFault](err)
 	if !ok {
 		return nil
 	}
 	return &ConfigFault{Kind: faultEviction, Option: optionEviction, Fix: "Redis's maxmemory-policy is " + ef.policy +
 		": under memory pressure Redis evicts any key, the store's items, guards and change log included, and the inventory is silently lost; " +
-		"set maxmemory-policy noeviction (or a volatile-* policy: the store's keys have no expiry), or accept the risk with the option WithEvictionAllowed"}
+		"set maxmemory-policy noeviction (or a volatile-* policy: the store's keys have no expiry), or accept the risk with the option " + s.name(optionEviction, faultEviction)}
 }
 
-func passwordFileRule(_ *Store, err error) *ConfigFault {
+func passwordFileRule(s *Store, err error) *ConfigFault {
 	pf, ok := errors.AsType[*passwordFileError](err)
 	if !ok {
 		return nil
 	}
 	return &ConfigFault{Kind: faultPassword, Option: optionPasswordFile, File: pf.path, Fix: fmt.Sprintf(
-		"the password file %s (Config.UsePasswordFile) cannot be used for a new connection: %s; "+
-			"write the password into it (when rotating, replace the file whole, with a rename)", pf.path, pf.reason())}
+		"the password file %s (%s) cannot be used for a new connection: %s; "+
+			"write the password into it (when rotating, replace the file whole, with a rename)", pf.path, s.name(optionPasswordFile, faultPassword), pf.reason())}
 }
 
 // sentinelsUnreachable reports whether err is go-redis's "no sentinel
@@ -160,7 +160,7 @@ func masterNameRule(s *Store, err error) *ConfigFault {
 		Fix: "the sentinels know no master " + name + " (the URL's master_name= parameter); check it against SENTINEL MASTERS on a sentinel"}
 }
 
-func tlsVerifyRule(_ *Store, err error) *ConfigFault {
+func tlsVerifyRule(s *Store, err error) *ConfigFault {
 	var cve *tls.CertificateVerificationError
 	var ua x509.UnknownAuthorityError
 	var he x509.HostnameError
@@ -169,37 +169,47 @@ func tlsVerifyRule(_ *Store, err error) *ConfigFault {
 		return nil
 	}
 	return &ConfigFault{Kind: FaultTLSVerify, Option: optionTLSFiles,
-		Fix: "TLS: the client does not trust the Redis server's certificate; give the CA that signed it to Config.LoadTLSFiles, and check that the URL's host is a name the certificate holds"}
+		Fix: "TLS: the client does not trust the Redis server's certificate; give the CA that signed it to " + s.name(optionTLSFiles, FaultTLSVerify) +
+			", and check that the URL's host is a name the certificate holds"}
 }
 
 // clientCertRule tells the alert a TLS server sends when it requires a
 // client certificate and got none (TLS 1.3: certificate required; TLS
 // 1.2: bad certificate) or one it does not trust. crypto/tls gives
 // received alerts no exported type, so the text is matched.
-func clientCertRule(_ *Store, err error) *ConfigFault {
+func clientCertRule(s *Store, err error) *ConfigFault {
 	msg := err.Error()
 	for _, alert := range []string{"tls: certificate required", "tls: bad certificate", "tls: unknown certificate authority"} {
 		if strings.Contains(msg, "remote error: "+alert) {
 			return &ConfigFault{Kind: FaultTLSClientCertificate, Option: optionTLSFiles,
-				Fix: "TLS: the Redis server asks for a client certificate (mutual TLS, tls-auth-clients) and got none, or none it trusts; give the certificate and its key to Config.LoadTLSFiles, signed by a CA the server trusts (its tls-ca-cert-file)"}
+				Fix: "TLS: the Redis server asks for a client certificate (mutual TLS, tls-auth-clients) and got none, or none it trusts; give the certificate and its key to " +
+					s.name(optionTLSFiles, FaultTLSClientCertificate) + ", signed by a CA the server trusts (its tls-ca-cert-file)"}
 		}
 	}
 	return nil
 }
 
-func tlsToPlainRule(_ *Store, err error) *ConfigFault {
+func tlsToPlainRule(s *Store, err error) *ConfigFault {
 	var rh tls.RecordHeaderError
 	if !errors.As(err, &rh) {
 		return nil
 	}
-	return &ConfigFault{Kind: FaultTLSToPlainPort, Option: optionURL, Fix: tlsToPlainFix("the server")}
+	return &ConfigFault{Kind: FaultTLSToPlainPort, Option: optionURL, Fix: s.tlsToPlainFix("the server")}
 }
 
 // tlsToPlainFix is the fix of a client speaking TLS to server, which
 // answers in plain text.
-func tlsToPlainFix(server string) string {
-	return "TLS: " + server + " answers in plain text but the client speaks TLS (rediss://, or Config.LoadTLSFiles, which turns TLS on); " +
-		"for this port use a redis:// URL without Config.LoadTLSFiles, or name the server's TLS port"
+func (s *Store) tlsToPlainFix(server string) string {
+	files := s.name(optionTLSFiles, FaultTLSToPlainPort)
+	return "TLS: " + server + " answers in plain text but the client speaks TLS (rediss://, or " + files + ", which turns TLS on); " +
+		"for this port use a redis:// " + s.name(optionURL, FaultTLSToPlainPort) + " without " + files + ", or name the server's TLS port"
+}
+
+// plainToTLSFix is the fix of a client speaking plain text to the server
+// at addr, which speaks TLS.
+func (s *Store) plainToTLSFix(addr string) string {
+	return fmt.Sprintf("TLS: the server at %s speaks TLS but the client speaks plain text (redis://); use a rediss:// %s, and %s for a private CA",
+		addr, s.name(optionURL, FaultPlainToTLSPort), s.name(optionTLSFiles, FaultPlainToTLSPort))
 }
 
 func otherProtocolRule(s *Store, err error) *ConfigFault {
@@ -279,12 +289,15 @@ func credentialsFault(s *Store, _ string, err error) *ConfigFault {
 		if s.info.passwordFile != "" {
 			f.Option, f.File = optionPasswordFile, s.info.passwordFile
 		}
-		f.Fix = "the master refused the credentials (WRONGPASS or NOAUTH): in the Sentinel form the master's user and password are the URL's username= and password= parameters (or the file given to Config.UsePasswordFile), not the URL's user information, which goes to the sentinels"
+		f.Fix = "the master refused the credentials (WRONGPASS or NOAUTH): in the Sentinel form the master's user and password are the URL's username= and password= parameters (or the file given to " +
+			s.name(optionPasswordFile, faultCredentials) + "), not the URL's user information, which goes to the sentinels"
 	case s.info.passwordFile != "":
 		f.Option, f.File = optionPasswordFile, s.info.passwordFile
-		f.Fix = fmt.Sprintf("Redis refused the credentials (WRONGPASS or NOAUTH): check the URL's user and the password in the file %s (Config.UsePasswordFile); after changing it, close the connections (CLIENT KILL USER …)", s.info.passwordFile)
+		f.Fix = fmt.Sprintf("Redis refused the credentials (WRONGPASS or NOAUTH): check the URL's user and the password in the file %s (%s); after changing it, close the connections (CLIENT KILL USER …)",
+			s.info.passwordFile, s.name(optionPasswordFile, faultCredentials))
 	default:
-		f.Fix = "Redis refused the credentials (WRONGPASS or NOAUTH): check the user and password of the URL (redis://user:password@host:port), or the file given to Config.UsePasswordFile"
+		f.Fix = "Redis refused the credentials (WRONGPASS or NOAUTH): check the user and password of the URL (redis://user:password@host:port), or the file given to " +
+			s.name(optionPasswordFile, faultCredentials)
 	}
 	return f
 }

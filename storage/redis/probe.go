@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"strings"
@@ -52,10 +51,10 @@ func (s *Store) portSpeaksOther(err error) string {
 	addr := s.info.addrs[0]
 	p.at, p.fix = time.Now(), ""
 	if s.info.tls && speaksPlain(addr) {
-		p.fix = tlsToPlainFix("the server at " + addr)
+		p.fix = s.tlsToPlainFix("the server at " + addr)
 	}
 	if !s.info.tls && speaksTLS(addr) {
-		p.fix = fmt.Sprintf("TLS: the server at %s speaks TLS but the client speaks plain text (redis://); use a rediss:// URL, and Config.LoadTLSFiles for a private CA", addr)
+		p.fix = s.plainToTLSFix(addr)
 	}
 	return p.fix
 }

@@ -26,8 +26,9 @@ const seedTTL = time.Minute
 // staging hash of its own, {prefix}:seed:<random>, which expires a minute
 // after its last write, together with the pets' guard keys; then one
 // transaction (WATCH of the items hash, EXISTS, MULTI, RENAME of the
-// staging hash to the items hash, PERSIST, XADD of a reset entry to the
-// change log, EXEC) makes them the store's entries at once, unless the
+// staging hash to the items hash, PERSIST, MSET of the initialization
+// marker (see Initialize), XADD of a reset entry to the change log, EXEC)
+// makes them the store's entries at once, unless the
 // store holds entries by then: the staging hash is then deleted (UNLINK)
 // and it reports false. Guard keys written by a seed that lost are left:
 // they are what Put writes, and a guard without an entry changes nothing.
@@ -45,8 +46,19 @@ func (s *Store) PutIfEmpty(ctx context.Context, items ...inventory.Item) (bool, 
 	if len(items) == 0 {
 		return false, nil
 	}
+	return s.putIfEmpty(ctx, op, false, items)
+}
+
+// putIfEmpty is PutIfEmpty, and Initialize's seed: with unmarked, only
+// into a store without its marker either. Either writes the marker with
+// the items.
+func (s *Store) putIfEmpty(ctx context.Context, op string, unmarked bool, items []inventory.Item) (bool, error) {
+	watched := []string{s.itemsKey}
+	if unmarked {
+		watched = append(watched, s.markerKey)
+	}
 	// A store with stock: write nothing at all, not even the staging hash.
-	if n, err := s.client.Exists(ctx, s.itemsKey).Result(); err != nil || n > 0 {
+	if n, err := s.client.Exists(ctx, watched...).Result(); err != nil || n > 0 {
 		return false, s.fail(op, err)
 	}
 	staging := s.seedBase + newNonce()
@@ -70,7 +82,7 @@ func (s *Store) PutIfEmpty(ctx context.Context, items ...inventory.Item) (bool, 
 	for attempt := 0; ; attempt++ {
 		wrote := false
 		err := s.watch(ctx, func(tx *redis.Tx) error {
-			n, err := tx.Exists(ctx, s.itemsKey).Result()
+			n, err := tx.Exists(ctx, watched...).Result()
 			if err != nil || n > 0 {
 				return err
 			}
@@ -80,6 +92,7 @@ func (s *Store) PutIfEmpty(ctx context.Context, items ...inventory.Item) (bool, 
 			err = txPipelined(ctx, tx, func(p redis.Pipeliner) error {
 				p.Rename(ctx, staging, s.itemsKey)
 				p.Persist(ctx, s.itemsKey)
+				p.MSet(ctx, s.markerKey, markerValue("seed"))
 				s.logAdd(ctx, p, 1, opReset, "")
 				return nil
 			})
@@ -87,8 +100,9 @@ func (s *Store) PutIfEmpty(ctx context.Context, items ...inventory.Item) (bool, 
 				return err
 			}
 			wrote = true
+			s.sawMarker()
 			return s.waitAcks(ctx, tx, op, ackWrite)
-		}, s.itemsKey)
+		}, watched...)
 		if !wrote {
 			if err == nil || !errors.Is(err, redis.TxFailedErr) || attempt == s.maxRetries {
 				s.unlink(ctx, staging)

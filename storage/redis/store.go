@@ -34,10 +34,16 @@ type Store struct {
 	guardBase  string // guardBase + petId: STRING written by Put and Delete only
 	seedBase   string // seedBase + random: HASH, PutIfEmpty's staging copy of the items
 	routeKey   string // never written: WATCHed to hold one connection for EXEC and WAIT
+	markerKey  string // STRING: the store was initialized (marker.go)
 	maxRetries int
 	acks       int           // WithReplicaAcks: replicas to wait for after a write
 	ackTimeout time.Duration // and how long
 	log        *slog.Logger
+
+	// The initialization marker (marker.go), and the words of the fixes.
+	requireInit bool                             // WithRequireInitialized
+	seenMarker  atomic.Bool                      // a call saw the marker: its loss is a vanished store
+	names       func(option, kind string) string // WithSettingNames; nil: the Go API's own names
 
 	cluster       *redis.ClusterClient        // client, when it is a ClusterClient
 	lastReload    atomic.Int64                // unix nanoseconds of the last ReloadState
@@ -91,6 +97,9 @@ type config struct {
 	log        *slog.Logger
 	evictOK    bool
 	clientCfg  *Config // WithClientConfig
+
+	init  bool                             // WithRequireInitialized
+	names func(option, kind string) string // WithSettingNames
 }
 
 // WithKeyPrefix sets the prefix of every key the store uses; default
@@ -220,6 +229,7 @@ func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
 		guardBase:  tag + "guard:",
 		seedBase:   tag + "seed:",
 		routeKey:   tag + "tx",
+		markerKey:  tag + markerSuffix,
 		scanCount:  defaultScanCount,
 		logPage:    defaultLogPage,
 		putChunk:   defaultPutChunk,
@@ -232,6 +242,7 @@ func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
 		info:       info,
 	}
 	s.cluster, _ = client.(*redis.ClusterClient)
+	s.requireInit, s.names = c.init, c.names
 	return s, nil
 }
 
@@ -395,9 +406,11 @@ func (s *Store) Ping(ctx context.Context) error {
 // Cluster without a master, an ACL user that may not run one of the
 // commands (NOPERM, naming it), wrong credentials or TLS settings. A Redis
 // whose maxmemory-policy is allkeys-* is not ready either, unless
-// WithEvictionAllowed says so. Its errors are translated like every
-// other; configuration faults match ErrMisconfigured, and are logged once
-// with their fix.
+// WithEvictionAllowed says so; with WithRequireInitialized, a store
+// without its initialization marker is not ready either
+// (ErrNotInitialized). Its errors are translated like every other;
+// configuration faults match ErrMisconfigured, and are logged once with
+// their fix.
 func (s *Store) Ready(ctx context.Context) error {
 	const op = "ready"
 	if err := ctx.Err(); err != nil {
@@ -405,10 +418,12 @@ func (s *Store) Ready(ctx context.Context) error {
 	}
 	probe := "{" + s.prefix + "}:probe:" + newNonce()
 	var info *redis.StringCmd
+	var marker *redis.IntCmd // with WithRequireInitialized
 	err := s.watch(ctx, func(tx *redis.Tx) error {
 		var exists, unwatch, wait redis.Cmder
 		_, _ = tx.Pipelined(ctx, func(p redis.Pipeliner) error {
 			exists = p.Exists(ctx, s.itemsKey)
+			marker = s.queueMarker(ctx, p)
 			unwatch = p.Do(ctx, "unwatch")
 			wait = p.Do(ctx, "wait", 0, 0) // no replica to wait for: answers at once
 			info = p.Info(ctx, "memory")
@@ -452,6 +467,9 @@ func (s *Store) Ready(ctx context.Context) error {
 		if policy := infoField(info.Val(), "maxmemory_policy"); strings.HasPrefix(policy, "allkeys-") {
 			err = &evictionFault{policy: policy}
 		}
+	}
+	if err == nil {
+		err = s.checkMarker(op, marker)
 	}
 	return s.fail(op, err)
 }
@@ -565,11 +583,13 @@ func (s *Store) update(ctx context.Context, c pinnedConn, guard string, it inven
 	const op = "set quantity"
 	f := field(it.PetID)
 	var raw *redis.StringCmd
+	var marker *redis.IntCmd // with WithRequireInitialized
 	executed := false
 	w := redis.NewStatusCmd(ctx, "watch", guard)
 	_, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
 		_ = p.Process(ctx, w)
 		raw = p.HGet(ctx, s.itemsKey, f)
+		marker = s.queueMarker(ctx, p)
 		return nil
 	})
 	if werr := w.Err(); werr != nil {
@@ -586,6 +606,11 @@ func (s *Store) update(ctx context.Context, c pinnedConn, guard string, it inven
 			_ = c.Do(context.WithoutCancel(ctx), "unwatch").Err()
 		}
 	}()
+	// A store without its marker has no entry to update, or none to trust:
+	// never a not found for a pet a wiped store held.
+	if err := s.checkMarker(op, marker); err != nil {
+		return "", err
+	}
 	v, err := raw.Result()
 	if err != nil {
 		return "", err // redis.Nil: no entry, translated to not found

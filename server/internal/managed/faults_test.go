@@ -317,7 +317,7 @@ func (a *app) expectFault(says []string) {
 	if len(errs) != 1 {
 		a.t.Fatalf("%d ERROR lines after a burst of 50 requests, want 1:\n%s", len(errs), strings.Join(errs, "\n"))
 	}
-	for _, once := range []string{"not seeding", "the seed is empty", "seeded the empty store"} {
+	for _, once := range []string{"not seeding", "initialized the store (-seed)", "adopted a store", "no seed (-seed)"} {
 		if n := strings.Count(a.Logs.String(), once); n > 1 { // the seed is retried every 2 s while the fault lasts
 			a.t.Errorf("%q logged %d times while the fault lasted, want once", once, n)
 		}
