@@ -47,14 +47,6 @@ var externalMetrics = map[string]string{
 	"kube_pod_status_ready": "kube-state-metrics",
 }
 
-// pendingMetrics are metrics the rules and the dashboard read that the
-// server is to export but does not yet: the store's initialization
-// marker (1 initialized, 0 never initialized or vanished). Once the
-// server exports one, its entry must go (the test says so).
-var pendingMetrics = map[string]string{
-	"inventory_store_initialized": "the store's initialization marker: 1 when the instance finds it, 0 when the store was never initialized or vanished",
-}
-
 // ruleFile is a Prometheus rule file, the part these tests read.
 type ruleFile struct {
 	Groups []struct {
@@ -453,13 +445,9 @@ func TestQueriesNameExportedMetrics(t *testing.T) {
 	}) {
 		where := strings.Join(slices.Compact(slices.Sorted(slices.Values(queried[name]))), "; ")
 		switch {
-		case exported[name] && pendingMetrics[name] != "":
-			t.Errorf("%s is exported now: remove it from pendingMetrics (queried by %s)", name, where)
 		case exported[name]:
 			ours++
 		case recorded[name], externalMetrics[name] != "":
-		case pendingMetrics[name] != "":
-			t.Logf("not exported yet, expected from the server: %s (%s), queried by %s", name, pendingMetrics[name], where)
 		default:
 			t.Errorf("%s is queried by %s, but the server does not export it (nor is it recorded by a rule, nor among the external metrics)", name, where)
 		}
