@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/petinventory/petinventory/internal/proctest"
 	"github.com/petinventory/petinventory/internal/redistest"
 )
 
@@ -181,6 +182,7 @@ func runUnderLoad(t *testing.T, bases []string, bound time.Duration) (staleResul
 // TestConsistencyCommand's, and TestConsistencyStalenessCatchesStaleCache's
 // through the library.)
 func TestStalenessRedisReplicas(t *testing.T) {
+	proctest.Long(t)
 	t.Parallel()
 	node := redisFor(t)
 	redisURL := "redis://" + node.Addr() + "/0"
@@ -364,6 +366,7 @@ var droppedRE = regexp.MustCompile(`(\d+) more failed, dropped`)
 // list it held when the pause began fails, named with the update it
 // missed.
 func TestStalenessRedisPause(t *testing.T) {
+	proctest.Long(t)
 	t.Parallel()
 	node := redisFor(t)
 	redisURL := "redis://" + node.Addr() + "/0"
