@@ -65,8 +65,10 @@ var stores = []storeKind{
 	{"redis", openRedis}, // a real redis-server, when REDIS_URL is set
 }
 
-// testBodyTimeout is the body timeout of the APIs newAPI makes.
-const testBodyTimeout = time.Second
+// testBodyTimeout is the body timeout of the APIs newAPI makes: short, yet
+// long enough that the suite's largest bodies (size/*) arrive within it
+// under -race on two busy cores.
+const testBodyTimeout = 2 * time.Second
 
 func openMemory(t testing.TB, items ...inventory.Item) inventory.Store {
 	s, err := memstore.New(items...)
@@ -80,7 +82,7 @@ func openMemory(t testing.TB, items ...inventory.Item) inventory.Store {
 // Its body timeout is testBodyTimeout: the suite's body/stalled check
 // waits that long for the 408 in every run of the suite here, so the
 // default 5 s would cost a minute of the package for nothing the check
-// does not prove at 1 s (opts may set another).
+// does not prove at 2 s (opts may set another).
 func newAPI(t testing.TB, store inventory.Store, opts ...inventory.Option) *inventory.API {
 	t.Helper()
 	opts = append([]inventory.Option{inventory.WithAPIKeys(testKey), inventory.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
