@@ -77,12 +77,25 @@ type recorded struct {
 func onResponse(f func(r *http.Request, resp *recorded)) wrapper {
 	return func(_ *inventory.API, next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			rec := serveRecorded(next, r)
+			rr := deadlineRecorder{httptest.NewRecorder(), w}
+			next.ServeHTTP(rr, r)
+			rec := &recorded{status: rr.Code, header: rr.Header(), body: rr.Body.Bytes()}
 			f(r, rec)
 			writeRecorded(w, rec)
 		})
 	}
 }
+
+// deadlineRecorder records an answer while the API's read deadlines reach
+// the connection (http.ResponseController unwraps it), so that a server
+// with one rule broken in its answers still times a stalled body out,
+// instead of holding it until the suite gives up.
+type deadlineRecorder struct {
+	*httptest.ResponseRecorder
+	w http.ResponseWriter
+}
+
+func (d deadlineRecorder) Unwrap() http.ResponseWriter { return d.w }
 
 func serveRecorded(h http.Handler, r *http.Request) *recorded {
 	rr := httptest.NewRecorder()

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/petinventory/petinventory/conformancetest"
+	"github.com/petinventory/petinventory/internal/proctest"
 )
 
 // TestConsistencyCommand runs inventory-conformance as the README shows:
@@ -24,6 +25,7 @@ import (
 // -consistency-replay judges again alike), and fails a server whose
 // update answers carry another write.
 func TestConsistencyCommand(t *testing.T) {
+	proctest.Long(t)
 	bin := commandBinary(t)
 	node := redisFor(t)
 	rs := startReplicas(t, "redis://"+node.Addr()+"/0", "e2e-consistency-cmd", threeFrameworks)

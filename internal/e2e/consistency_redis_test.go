@@ -186,6 +186,7 @@ func redisFor(t *testing.T) *redistest.Node {
 const consistencyLong = 60 * time.Second
 
 func TestConsistencyRedisReplicas(t *testing.T) {
+	proctest.Long(t)
 	node := redisFor(t)
 	rs := startReplicas(t, "redis://"+node.Addr()+"/0", "e2e-consistency", threeFrameworks)
 	if outcome, _, res := consistencyCmd(t, bases(rs), consistencyLong); outcome != "PASS" || res.code != 0 {
@@ -194,6 +195,7 @@ func TestConsistencyRedisReplicas(t *testing.T) {
 }
 
 func TestConsistencyRedisClientsKilled(t *testing.T) {
+	proctest.Long(t)
 	node := redisFor(t)
 	rs := startReplicas(t, "redis://"+node.Addr()+"/0", "e2e-consistency-kill", threeFrameworks)
 	stop := make(chan struct{})
@@ -293,6 +295,7 @@ func waitForRunWrite(t *testing.T, base string, within time.Duration) {
 // write that was lost or taken back: without acknowledgements a failover
 // loses what the master had not yet sent.
 func TestConsistencyRedisSentinelFailover(t *testing.T) {
+	proctest.Long(t)
 	for _, acks := range []int{1, 0} {
 		t.Run(fmt.Sprintf("acks=%d", acks), func(t *testing.T) {
 			outcome, lin, res := sentinelFailoverRun(t, acks)
@@ -427,6 +430,7 @@ func sentinelFailoverRun(t *testing.T, acks int) (outcome string, lin conformanc
 // the probe's first 200 after that ends the outage the summary line
 // prints.
 func TestConsistencyRedisClusterFailover(t *testing.T) {
+	proctest.Long(t)
 	const (
 		run        = 20 * time.Second
 		killAt     = 6 * time.Second

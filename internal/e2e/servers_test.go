@@ -65,6 +65,11 @@ var stores = []storeKind{
 	{"redis", openRedis}, // a real redis-server, when REDIS_URL is set
 }
 
+// testBodyTimeout is the body timeout of the APIs newAPI makes: short, yet
+// long enough that the suite's largest bodies (size/*) arrive within it
+// under -race on two busy cores.
+const testBodyTimeout = 2 * time.Second
+
 func openMemory(t testing.TB, items ...inventory.Item) inventory.Store {
 	s, err := memstore.New(items...)
 	if err != nil {
@@ -74,9 +79,14 @@ func openMemory(t testing.TB, items ...inventory.Item) inventory.Store {
 }
 
 // newAPI returns an API over store that accepts testKey and logs nowhere.
+// Its body timeout is testBodyTimeout: the suite's body/stalled check
+// waits that long for the 408 in every run of the suite here, so the
+// default 5 s would cost a minute of the package for nothing the check
+// does not prove at 2 s (opts may set another).
 func newAPI(t testing.TB, store inventory.Store, opts ...inventory.Option) *inventory.API {
 	t.Helper()
-	opts = append([]inventory.Option{inventory.WithAPIKeys(testKey), inventory.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))}, opts...)
+	opts = append([]inventory.Option{inventory.WithAPIKeys(testKey), inventory.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
+		inventory.WithBodyTimeout(testBodyTimeout)}, opts...)
 	api, err := inventory.New(store, opts...)
 	if err != nil {
 		t.Fatal(err)

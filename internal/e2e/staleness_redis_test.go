@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/petinventory/petinventory/conformancetest"
+	"github.com/petinventory/petinventory/internal/proctest"
 	"github.com/petinventory/petinventory/internal/redistest"
 )
 
@@ -154,6 +155,7 @@ func runUnderLoad(t *testing.T, bases []string, bound time.Duration) (staleResul
 // TestConsistencyCommand's, and TestConsistencyStalenessCatchesStaleCache's
 // through the library.)
 func TestStalenessRedisReplicas(t *testing.T) {
+	proctest.Long(t)
 	t.Parallel()
 	node := redisFor(t)
 	redisURL := "redis://" + node.Addr() + "/0"
@@ -333,6 +335,7 @@ var pausedArgs = []string{"-max-staleness", staleBound.String(), "-store-timeout
 // list it held when the pause began fails, named with the update it
 // missed.
 func TestStalenessRedisPause(t *testing.T) {
+	proctest.Long(t)
 	t.Parallel()
 	node := redisFor(t)
 	redisURL := "redis://" + node.Addr() + "/0"

@@ -16,7 +16,15 @@ const LongEnv = "PETINVENTORY_LONG"
 // runs for more than a few seconds on its own.
 func Long(t testing.TB) {
 	t.Helper()
-	if os.Getenv(LongEnv) != "1" {
+	if !LongRuns() {
 		t.Skipf("a long run: set %s=1 to run it (.ci/run does)", LongEnv)
 	}
+}
+
+// LongRuns reports whether LongEnv turns the long runs on. A test that
+// proves the same property at two sizes (a quick one for every run, the
+// full one for CI) picks its size with it; a test that is long whatever
+// its size calls Long instead.
+func LongRuns() bool {
+	return os.Getenv(LongEnv) == "1"
 }

@@ -58,7 +58,7 @@ func TestACLRuleTopologies(t *testing.T) {
 }
 
 func runACLTopology(t *testing.T, topo aclTopology) {
-	storetest.Run(t, storetest.Config{Writers: 8, Updates: 20, NewStore: func(t *testing.T) inventory.Store {
+	storetest.Run(t, storetest.Config{Writers: 8, Updates: 20, SnapshotPets: snapshotPets(), NewStore: func(t *testing.T) inventory.Store {
 		prefix := uniquePrefix(t)
 		user := "app-" + prefix[len("test-inventory-"):]
 		if err := redistest.SetUser(topo.nodes, user, append([]string{"on", ">pw"}, strings.Fields(ACLRule(prefix))...)...); err != nil {

@@ -206,7 +206,7 @@ func TestACLRule(t *testing.T) {
 		return s2, buf
 	}
 	t.Run("storetest", func(t *testing.T) {
-		storetest.Run(t, storetest.Config{Writers: 8, Updates: 20, NewStore: func(t *testing.T) inventory.Store {
+		storetest.Run(t, storetest.Config{Writers: 8, Updates: 20, SnapshotPets: snapshotPets(), NewStore: func(t *testing.T) inventory.Store {
 			prefix := uniquePrefix(t)
 			s, _ := storeAs(t, prefix, ACLRule(prefix))
 			if err := s.Ready(t.Context()); err != nil {

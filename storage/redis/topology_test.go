@@ -28,6 +28,7 @@ func topologyConfig(c redis.UniversalClient, newStore func(t *testing.T) invento
 // pages of a read (see trimLog, loseLog, newInstance and pageFaults in
 // changes_test.go), for stores on client c.
 func withLogHooks(c redis.UniversalClient, cfg storetest.Config) storetest.Config {
+	cfg.SnapshotPets = snapshotPets()
 	pf := &pageFaults{}
 	c.AddHook(pf)
 	cfg.NewInstance = newInstance

@@ -270,6 +270,7 @@ func consistency(t *testing.T, servers []*proctest.Server, d time.Duration) (out
 // answered 503 only when its EXEC was in flight (the servers count
 // those), and the check passes.
 func TestClientsKilled(t *testing.T) {
+	proctest.Long(t)
 	node := redistest.StartNode(t, "cut")
 	servers := startServers(t, []string{"REDIS_URL=redis://" + node.Addr() + "/0"})
 
@@ -355,6 +356,7 @@ func rawWarnings(t *testing.T, servers []*proctest.Server) {
 // flight, and ACL LOG empty: no connection ever authenticated with a
 // password Redis no longer knew.
 func TestPasswordRotated(t *testing.T) {
+	proctest.Long(t)
 	node := redistest.StartNodeWith(t, "cut-acl", redistest.NodeOptions{DefaultUserOff: true})
 	const user, oldPW, newPW = "app", "cut-old-password-1f2e", "cut-new-password-8a7b"
 	rule := append([]string{"on", ">" + oldPW}, strings.Fields(redisstore.ACLRule(prefix))...)

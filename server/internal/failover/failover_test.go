@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/petinventory/petinventory/internal/proctest"
 	"github.com/petinventory/petinventory/internal/redistest"
 )
 
@@ -52,6 +53,7 @@ const (
 // master's replica, without which (one replica per master) a write waiting
 // for one replica could never succeed again.
 func TestFailover(t *testing.T) {
+	proctest.Long(t)
 	runs := []struct {
 		topology string
 		acks     int

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/petinventory/petinventory/internal/proctest"
 	"github.com/petinventory/petinventory/internal/redistest"
 	redisstore "github.com/petinventory/petinventory/storage/redis"
 	"github.com/redis/go-redis/v9"
@@ -26,6 +27,7 @@ import (
 // ready and passes the conformance command, and afterwards no node's
 // ACL LOG holds an entry: nothing the server or go-redis sent was refused.
 func TestACLRuleEveryTopology(t *testing.T) {
+	proctest.Long(t)
 	t.Parallel()
 	b := make([]byte, 6)
 	_, _ = rand.Read(b)
