@@ -18,14 +18,14 @@ import (
 // consistencyResult turns the judgement of a history into the check's
 // failures, the reason of a skip (a history not judged) and what the
 // report shows of it: the same for a run and for a replay.
-func consistencyResult(v linearize.Verdict, staleness time.Duration) (failures []Failure, skip string, info *ConsistencyResult) {
+func consistencyResult(v linearize.Verdict, staleness time.Duration, h *linearize.History) (failures []Failure, skip string, info *ConsistencyResult) {
 	for _, f := range v.Failures {
-		failures = append(failures, Failure{Problem: f.Problem, Expected: f.Expected})
+		failures = append(failures, Failure{Problem: f.Problem + afterFault(f.Problem, h.Faults), Expected: f.Expected})
 	}
 	if v.NotJudged != "" {
 		skip = "not judged: " + v.NotJudged
 	}
-	return failures, skip, &ConsistencyResult{Staleness: staleness, ObservedStaleness: v.Observed, Observed: v.ObservedWords}
+	return failures, skip, &ConsistencyResult{Staleness: staleness, ObservedStaleness: v.Observed, Observed: v.ObservedWords, Faults: faultResults(h)}
 }
 
 // saveHistory writes the history h of a run started at started, and its
@@ -93,7 +93,7 @@ func ReplayConsistency(cfg ReplayConfig) (*Report, error) {
 	v := linearize.Judge(h, linearize.Options{Staleness: staleness, Picture: cfg.ConsistencyHTML})
 	res := Result{Name: ch.name, Source: ch.source, Rule: ch.rule, Requests: len(h.Ops), Detail: v.Detail, Visualization: v.Picture}
 	var skip string
-	res.Failures, skip, res.Consistency = consistencyResult(v, staleness)
+	res.Failures, skip, res.Consistency = consistencyResult(v, staleness, h)
 	res.Consistency.History, res.Consistency.Replayed = cfg.History, true
 	switch {
 	case len(res.Failures) > 0:

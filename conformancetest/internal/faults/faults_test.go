@@ -5,64 +5,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
-)
 
-// startRedis starts a redis-server of the test's own on a free loopback
-// port, with extra arguments, and stops it at the end. It skips when
-// redis-server is not installed, unless REDIS_REQUIRED is set (as CI
-// does), where that is a failure.
-func startRedis(t *testing.T, args ...string) string {
-	t.Helper()
-	if _, err := exec.LookPath("redis-server"); err != nil {
-		if os.Getenv("REDIS_REQUIRED") != "" {
-			t.Fatal("redis-server is not installed and REDIS_REQUIRED is set")
-		}
-		t.Skip("redis-server is not installed (apt-get install redis-server)")
-	}
-	dir := t.TempDir()
-	for attempt := 0; attempt < 5; attempt++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		port := l.Addr().(*net.TCPAddr).Port
-		l.Close()
-		cmd := exec.Command("redis-server", append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-			"--save", "", "--appendonly", "no", "--dir", dir, "--logfile", filepath.Join(dir, "log")}, args...)...)
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		exited := make(chan struct{})
-		go func() { cmd.Wait(); close(exited) }()
-		addr := "127.0.0.1:" + strconv.Itoa(port)
-		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-			select {
-			case <-exited:
-			default:
-				c, err := net.Dial("tcp", addr)
-				if err != nil {
-					continue
-				}
-				c.Close()
-				t.Cleanup(func() { cmd.Process.Kill(); <-exited })
-				return addr
-			}
-			break // exited: the port was taken, try another
-		}
-		cmd.Process.Kill()
-		<-exited
-	}
-	t.Fatal("redis-server did not start")
-	return ""
-}
+	"github.com/petinventory/petinventory/conformancetest/internal/redisproc"
+)
 
 func TestKeySlot(t *testing.T) {
 	if got := crc16("123456789"); got != 0x31C3 {
@@ -106,7 +55,7 @@ func TestReadReply(t *testing.T) {
 // TestKeySlotAgainstRedis compares KeySlot with what Redis answers to
 // CLUSTER KEYSLOT (a node in cluster mode answers it without slots).
 func TestKeySlotAgainstRedis(t *testing.T) {
-	addr := startRedis(t, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf")
+	addr := redisproc.Start(t, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf")
 	c, err := Dial(context.Background(), "tcp", addr, nil, "", "", Timeout)
 	if err != nil {
 		t.Fatal(err)
@@ -124,7 +73,7 @@ func TestKeySlotAgainstRedis(t *testing.T) {
 }
 
 func TestConnAgainstRedis(t *testing.T) {
-	addr := startRedis(t, "--requirepass", "s3cret-pw")
+	addr := redisproc.Start(t, "--requirepass", "s3cret-pw")
 	ctx := context.Background()
 	if _, err := Dial(ctx, "tcp", addr, nil, "", "wrong-pw", Timeout); err == nil || strings.Contains(err.Error(), "wrong-pw") {
 		t.Fatalf("a wrong password: want an error that does not quote it, got %v", err)
@@ -157,7 +106,7 @@ func TestConnAgainstRedis(t *testing.T) {
 }
 
 func TestTargetAgainstRedis(t *testing.T) {
-	addr := startRedis(t, "--user", "default", "off", "--user", "faults", "on", ">fault-pw", "-@all", "+ping", "+client|pause", "+client|kill")
+	addr := redisproc.Start(t, "--user", "default", "off", "--user", "faults", "on", ">fault-pw", "-@all", "+ping", "+client|pause", "+client|kill")
 	ctx := context.Background()
 	tg, err := ParseURL("redis://faults:fault-pw@"+addr+"/0", "")
 	if err != nil {
