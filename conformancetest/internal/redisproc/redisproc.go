@@ -61,4 +61,3 @@ func Start(t testing.TB, args ...string) string {
 	t.Fatal("redis-server did not start")
 	return ""
 }
-
