@@ -140,14 +140,20 @@ func TestFaultScheduleCost(t *testing.T) {
 // TestFaultFollowed: a failure says which fault it followed.
 func TestFaultFollowed(t *testing.T) {
 	base := newRefServer(t, &refServer{lostUpdate: true})
+	pic := filepath.Join(t.TempDir(), "history.html")
+	// A fault that lasts the whole run: its band is in every piece the
+	// picture shows.
 	rep, err := RunChecks(t.Context(), Config{BaseURL: base, APIKey: refKey, Run: "^consistency/", Consistency: time.Second,
-		ConsistencyFaults: []Fault{{Offset: 0, Kind: FaultExec, Args: []string{"true"}}}})
+		ConsistencyHTML: pic, ConsistencyFaults: []Fault{{Offset: 0, Kind: FaultExec, Args: []string{"sleep 1.2"}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	res, _ := rep.Result("consistency/linearizable")
-	if res.Outcome != Fail || !strings.Contains(res.Failures[0].Problem, `(after the fault "0s exec true", applied at 0.0`) {
+	if res.Outcome != Fail || !strings.Contains(res.Failures[0].Problem, `(after the fault "0s exec sleep 1.2", applied at 0.0`) {
 		t.Fatalf("%s: %v", res.Outcome, res.Failures)
+	}
+	if b, err := os.ReadFile(pic); err != nil || !strings.Contains(string(b), `0s exec sleep 1.2`) {
+		t.Errorf("the picture has no band for the fault: %v", err)
 	}
 	h := &linearize.History{Faults: []linearize.Fault{{Fault: "2s redis-failover", AppliedNs: int64(2 * time.Second)}}}
 	if got := afterFault("the list sent at 1.500s and answered at 2.100s", h.Faults); got != " (before any fault of the schedule)" {
