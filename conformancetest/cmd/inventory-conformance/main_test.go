@@ -49,15 +49,18 @@ func TestNoKey(t *testing.T) {
 	}
 }
 
+// keyOnly is an environment with INVENTORY_API_KEY alone.
+func keyOnly(k string) string {
+	if k == "INVENTORY_API_KEY" {
+		return "k"
+	}
+	return ""
+}
+
 // TestBadConsistencyFlags: the new flags' bad values are usage errors
 // that name what is wrong, before any request.
 func TestBadConsistencyFlags(t *testing.T) {
-	env := func(k string) string {
-		if k == "INVENTORY_API_KEY" {
-			return "k"
-		}
-		return ""
-	}
+	env := keyOnly
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -137,12 +140,7 @@ func TestFaultFlags(t *testing.T) {
 			t.Errorf("-h does not mention %s", want)
 		}
 	}
-	env := func(k string) string {
-		if k == "INVENTORY_API_KEY" {
-			return "k"
-		}
-		return ""
-	}
+	env := keyOnly
 	for _, tc := range []struct {
 		args []string
 		want string
