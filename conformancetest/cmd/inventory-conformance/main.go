@@ -145,7 +145,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		stale    = fs.Duration("consistency-staleness", 0, "judge the consistency run against a bounded-staleness promise: a list shows every update answered at least this long before it was sent (0: strict)")
 	)
 	var faultSpecs stringList
-	fs.Var(&faultSpecs, "consistency-fault", "a fault of the consistency run, \"OFFSET KIND [ARG...]\", repeatable, only with -consistency: OFFSET a duration from the start of the run; KIND one of\n"+
+	fs.Var(&faultSpecs, "consistency-fault", "a fault of the consistency run, `\"OFFSET KIND [ARG...]\"`, repeatable, only with -consistency: OFFSET a duration from the start of the run; KIND one of\n"+
 		"  exec COMMAND...     run COMMAND with sh -c (time limit 1m; it must exit 0; exit status and last lines reported)\n"+
 		"  redis-pause D       CLIENT PAUSE (ALL) for D on the master, every master of a Cluster\n"+
 		"  redis-kill-clients  CLIENT KILL TYPE normal on every master, the suite's own connection spared\n"+
@@ -153,7 +153,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		"e.g. \"6s exec kubectl -n shop delete pod redis-0\", \"4s redis-pause 2s\", \"6s redis-failover\". "+
 		"The report says each fault's window (the longest stretch around it with no update answered 200), its answers other than 200 and its updates of unknown outcome; "+
 		"a fault that cannot be applied stops the run with exit status 2")
-	redisURL := fs.String("consistency-redis", "", "the Redis the redis-* faults act on, in any form of the server's REDIS_URL: redis://[user:password@]host:port, rediss://…, unix:///path, Sentinel (?master_name=NAME&addr=…), Cluster (?addr=…); its password is never printed")
+	redisURL := fs.String("consistency-redis", "", "the `URL` of the Redis the redis-* faults act on, in any form of the server's REDIS_URL: redis://[user:password@]host:port, rediss://…, unix:///path, Sentinel (?master_name=NAME&addr=…), Cluster (?addr=…); its password is never printed")
 	redisCA := fs.String("consistency-redis-ca-file", "", "PEM CA certificates trusted for -consistency-redis's TLS (turns TLS on)")
 	redisPrefix := fs.String("consistency-redis-prefix", conformancetest.DefaultConsistencyRedisPrefix, "the store's key prefix: a Cluster's redis-failover acts on the master of its slot")
 	fs.Var(&baseURLs, "base-url", "base URL of the API, version segment included, e.g. https://staging.example/v1 (required); repeat it for each replica of the deployment")
