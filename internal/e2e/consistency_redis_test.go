@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -9,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -245,43 +243,6 @@ var takenBackRE = regexp.MustCompile(`(?i)missed|lost|taken back`)
 // problemRE reads the first problem a failed check names.
 var problemRE = regexp.MustCompile(`(?m)^\s+problem:\s+(.*)$`)
 
-// waitIntoRun waits until a list through base shows a write of the
-// consistency run (waitForRunWrite), then until d has passed since, and
-// returns when the run's first write was seen: the command starts writing
-// a moment after it starts, so times of the run count from there.
-func waitIntoRun(t *testing.T, base string, d time.Duration) time.Time {
-	t.Helper()
-	waitForRunWrite(t, base, 30*time.Second)
-	first := time.Now()
-	time.Sleep(d) // a point of the run to kill at, not a wait for a state
-	return first
-}
-
-// waitForRunWrite waits, at most within, until a list through base shows
-// a write of the consistency run: one of its quantities, which start at
-// 1 000 000 (in an inventory of the test's own prefix).
-func waitForRunWrite(t *testing.T, base string, within time.Duration) {
-	t.Helper()
-	err := redistest.Poll(within, func() error {
-		resp, err := http.DefaultClient.Do(authorized(t, base+"/inventory"))
-		if err != nil {
-			return err
-		}
-		defer resp.Body.Close()
-		var items []struct{ Quantity int64 }
-		if err := json.NewDecoder(resp.Body).Decode(&items); err != nil {
-			return err
-		}
-		if !slices.ContainsFunc(items, func(it struct{ Quantity int64 }) bool { return it.Quantity >= 1_000_000 }) {
-			return errors.New("no write of the run shows yet")
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
 // TestConsistencyRedisSentinelFailover runs the consistency check through
 // three processes (Gin, Fiber, Gin) on a Sentinel set whose replicas lag
 // 50 ms, and has the suite's fault schedule kill the master with SIGKILL
@@ -501,9 +462,10 @@ func TestConsistencyFaultRedisRefused(t *testing.T) {
 
 // TestConsistencyRedisClusterFailover runs the consistency check with
 // -replica-acks 1 through three processes (Gin, Fiber, Gin) on a 6-node
-// Cluster (one replica per master) whose replicas lag 50 ms, and kills the
-// master that owns the store about 6 s into a 20 s run, the stream in
-// flight to its replica lost. The run must be linearizable.
+// Cluster (one replica per master) whose replicas lag 50 ms, and the
+// suite's schedule kills the master that owns the store 6 s into a 20 s
+// run ("6s exec kill -9 PID"), the stream in flight to its replica lost.
+// The run must be linearizable.
 //
 // It also measures what one replica per master costs: the promoted master
 // has no replica, so an update (of a pet the run does not use) answers 503
@@ -534,10 +496,23 @@ func TestConsistencyRedisClusterFailover(t *testing.T) {
 		t.Fatal(err)
 	}
 	all := bases(rs)
-	cmd, stdout, stderr := start(t, commandBinary(t), consistencyArgs(run, all)...)
-	runAt := waitIntoRun(t, all[0], killAt)
+	pid, err := master.Info("server", "process_id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd, stdout, stderr := start(t, commandBinary(t), consistencyArgs(run, all, "-consistency-fault", killAt.String()+" exec kill -9 "+pid)...)
+	// The suite kills the master on its schedule; its host goes down
+	// with it, the stream in flight to its replica lost.
+	if err := redistest.Poll(run, func() error {
+		if master.Alive() {
+			return errors.New("the master is alive")
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
 	c.Sever(master)
-	master.Kill()
+	runAt := time.Now().Add(-killAt) // the run's clock, near enough for the summary
 	killedAt := time.Since(runAt)
 	promoted := c.WaitPromoted(slot, master, 30*time.Second)
 	promotedAt := time.Since(runAt)
@@ -573,7 +548,7 @@ func TestConsistencyRedisClusterFailover(t *testing.T) {
 	master.Restart()
 	restartedAt := time.Since(runAt)
 	var firstOK time.Duration
-	err := redistest.Poll(run, func() error {
+	err = redistest.Poll(run, func() error {
 		st, err := probe()
 		if err != nil {
 			return err
