@@ -430,6 +430,7 @@ func TestConsistencyRedisClusterGracefulFailover(t *testing.T) {
 // password stops the run before it starts, with exit status 2 and the
 // fault named, the password nowhere in the output.
 func TestConsistencyFaultRedisRefused(t *testing.T) {
+	proctest.Long(t)
 	const password = "faults-password-right"
 	node := redisFor(t)
 	// The least rule the redis-pause and redis-kill-clients faults need
