@@ -102,17 +102,17 @@ func runConsistency(c *checker) {
 	for _, p := range r.pets {
 		h.Pets = append(h.Pets, linearize.Pet{ID: p.id, Qty: p.qty})
 	}
-	v := linearize.Judge(h, linearize.Options{Staleness: cfg.ConsistencyStaleness, Picture: cfg.ConsistencyHTML})
-	failures, skip, info := consistencyResult(v, cfg.ConsistencyStaleness, h)
+	v := linearize.Judge(h, linearize.Options{Staleness: cfg.ConsistencyStaleness})
+	failures, skip, info, picture := consistencyResult(h, &v, cfg.ConsistencyStaleness, cfg.ConsistencyHTML)
 	if cfg.ConsistencyHistory != "" {
 		if err := saveHistory(cfg.ConsistencyHistory, h, started, cfg.ConsistencyStaleness, &v); err != nil {
-			failures = append(failures, Failure{Problem: err.Error(), Expected: "the history saved (-consistency-history)"})
+			failures = append(failures, Failure{Kind: KindHistoryNotSaved, Problem: err.Error(), Expected: "the history saved (-consistency-history)"})
 		} else {
 			info.History = cfg.ConsistencyHistory
 		}
 	}
 	c.mu.Lock()
-	c.res.Detail, c.res.Visualization, c.res.Consistency = v.Detail, v.Picture, info
+	c.res.Detail, c.res.Visualization, c.res.Consistency = v.Detail, picture, info
 	c.mu.Unlock()
 	for _, f := range failures {
 		c.addFailure(f)

@@ -35,8 +35,16 @@ func TestConsistencyCatchesAnotherWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	res, _ := rep.Result("consistency/linearizable")
-	if res.Outcome != Fail || !strings.Contains(res.Failures[0].Problem, "not its own write") {
+	if res.Outcome != Fail || res.Failures[0].Kind != KindAnotherWrite {
 		t.Fatalf("%s: %s %v", res.Outcome, res.Reason, res.Failures)
+	}
+	for _, f := range res.Failures {
+		if f.Kind == "" {
+			t.Errorf("a failure without its kind: %s", f.Problem)
+		}
+	}
+	if ops := res.Failures[0].Operations; len(ops) == 0 || ops[0].Role != "update" || ops[0].Kind != "update" || ops[0].BaseURL != base || res.Failures[0].Count < 1 {
+		t.Errorf("the failure does not name the update: count %d, %+v", res.Failures[0].Count, ops)
 	}
 	t.Log(res.Failures[0].Problem)
 	t.Log(res.Detail)

@@ -83,7 +83,10 @@
 // in words which list, through which base URL, missed which update
 // answered how long before (or showed a write never made, or mixed two
 // instants, or which update answered another write), and
-// Config.ConsistencyHTML receives porcupine's picture of the history. A
+// Config.ConsistencyHTML receives porcupine's picture of the history. For
+// programs, each such Failure also has a Kind (KindMissedUpdate, …: a
+// stable string, "kind" in the JSON report), a Count and the Operations
+// of the history involved, so that they compare kinds, not words. A
 // check that runs out of time is skipped as not judged, never passed.
 // Config.ConsistencyStaleness judges the run against a bounded-staleness
 // promise instead (each list's call moved that much earlier), and every

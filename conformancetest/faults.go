@@ -367,30 +367,28 @@ func answerStatus(o linearize.Op) string {
 	return "no answer"
 }
 
-// failureTime finds the first time a failure's words name ("sent at
-// 6.104s"): the request at fault.
-var failureTime = regexp.MustCompile(`at (\d+\.\d{3})s`)
-
-// afterFault says which fault of the schedule a failure followed: the
-// last applied before the first request its words name.
-func afterFault(problem string, fs []linearize.Fault) string {
-	if len(fs) == 0 {
-		return ""
+// attributeFault says which fault of the schedule a failure followed:
+// the last applied before the latest of its requests was sent (the one
+// that saw the harm, a list after a failover), in its words and in
+// AfterFault.
+func attributeFault(f *Failure, faults []linearize.Fault) {
+	if len(faults) == 0 || len(f.Operations) == 0 {
+		return
 	}
-	m := failureTime.FindStringSubmatch(problem)
-	if m == nil {
-		return ""
+	var latest int64
+	for _, o := range f.Operations {
+		latest = max(latest, o.CallNs)
 	}
-	sec, _ := strconv.ParseFloat(m[1], 64)
-	t := int64(sec * float64(time.Second))
 	var last *linearize.Fault
-	for i := range fs {
-		if fs[i].AppliedNs <= t+int64(time.Millisecond) {
-			last = &fs[i]
+	for i := range faults {
+		if faults[i].AppliedNs <= latest {
+			last = &faults[i]
 		}
 	}
 	if last == nil {
-		return " (before any fault of the schedule)"
+		f.Problem += " (before any fault of the schedule)"
+		return
 	}
-	return fmt.Sprintf(" (after the fault %q, applied at %.3fs)", last.Fault, time.Duration(last.AppliedNs).Seconds())
+	f.AfterFault = last.Fault
+	f.Problem += fmt.Sprintf(" (after the fault %q, applied at %.3fs)", last.Fault, time.Duration(last.AppliedNs).Seconds())
 }

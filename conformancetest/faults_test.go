@@ -155,9 +155,27 @@ func TestFaultFollowed(t *testing.T) {
 	if b, err := os.ReadFile(pic); err != nil || !strings.Contains(string(b), `0s exec sleep 1.2`) {
 		t.Errorf("the picture has no band for the fault: %v", err)
 	}
-	h := &linearize.History{Faults: []linearize.Fault{{Fault: "2s redis-failover", AppliedNs: int64(2 * time.Second)}}}
-	if got := afterFault("the list sent at 1.500s and answered at 2.100s", h.Faults); got != " (before any fault of the schedule)" {
-		t.Errorf("before: %q", got)
+	if f := res.Failures[0]; f.AfterFault != "0s exec sleep 1.2" {
+		t.Errorf("AfterFault %q", f.AfterFault)
+	}
+	// The fault the latest of the failure's requests followed.
+	fs := []linearize.Fault{{Fault: "2s redis-failover", AppliedNs: int64(2 * time.Second)}, {Fault: "5s redis-pause 1s", AppliedNs: int64(5 * time.Second)}}
+	for _, tc := range []struct {
+		calls []time.Duration
+		want  string
+	}{
+		{[]time.Duration{1500 * time.Millisecond}, ""},
+		{[]time.Duration{1500 * time.Millisecond, 2100 * time.Millisecond}, "2s redis-failover"},
+		{[]time.Duration{6 * time.Second, 3 * time.Second}, "5s redis-pause 1s"},
+	} {
+		f := Failure{Problem: "p"}
+		for _, c := range tc.calls {
+			f.Operations = append(f.Operations, Operation{CallNs: int64(c)})
+		}
+		attributeFault(&f, fs)
+		if f.AfterFault != tc.want || tc.want == "" && f.Problem != "p (before any fault of the schedule)" {
+			t.Errorf("calls %v: %q, %q; want after %q", tc.calls, f.AfterFault, f.Problem, tc.want)
+		}
 	}
 }
 

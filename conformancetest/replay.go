@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/petinventory/petinventory/conformancetest/internal/linearize"
+	"github.com/petinventory/petinventory/conformancetest/internal/report"
 )
 
 // The consistency check's history can be saved (Config.ConsistencyHistory)
@@ -15,17 +16,65 @@ import (
 // failure seen in CI can be examined again, and a change of the checker
 // tried on real histories.
 
-// consistencyResult turns the judgement of a history into the check's
-// failures, the reason of a skip (a history not judged) and what the
-// report shows of it: the same for a run and for a replay.
-func consistencyResult(v linearize.Verdict, staleness time.Duration, h *linearize.History) (failures []Failure, skip string, info *ConsistencyResult) {
+// consistencyResult turns the judgement v of h into the check's failures,
+// the reason of a skip (a history not judged) and what the report shows
+// of it, and draws the picture of a failed history to picture when it is
+// not "" (returning where it was written, "" when it was not): the same
+// for a run and for a replay.
+func consistencyResult(h *linearize.History, v *linearize.Verdict, staleness time.Duration, picture string) (failures []Failure, skip string, info *ConsistencyResult, drawn string) {
 	for _, f := range v.Failures {
-		failures = append(failures, Failure{Problem: f.Problem + afterFault(f.Problem, h.Faults), Expected: f.Expected})
+		failures = append(failures, consistencyFailure(h, f))
 	}
 	if v.NotJudged != "" {
 		skip = "not judged: " + v.NotJudged
 	}
-	return failures, skip, &ConsistencyResult{Staleness: staleness, ObservedStaleness: v.Observed, Observed: v.ObservedWords, Faults: faultResults(h)}
+	if len(v.Failures) > 0 && picture != "" {
+		if err := drawPicture(picture, v); err != nil {
+			failures = append(failures, Failure{Kind: KindPictureNotWritten, Problem: fmt.Sprintf("the picture could not be written to %s: %v", picture, err),
+				Expected: "the picture of the history written"})
+		} else {
+			drawn = picture
+		}
+	}
+	n := v.Counts
+	return failures, skip, &ConsistencyResult{Staleness: staleness, ObservedStaleness: v.Observed, Observed: v.ObservedWords,
+		Lists: n.Lists, FailedLists: n.FailedLists, Updates: n.Updates, UnknownUpdates: n.Unknown, LeftOut: n.LeftOut,
+		Faults: faultResults(h)}, drawn
+}
+
+// consistencyFailure is a failure of the judgement of h as the report
+// gives it: its words, its kind, and the requests involved.
+func consistencyFailure(h *linearize.History, f linearize.Failure) Failure {
+	out := Failure{Problem: f.Problem, Expected: f.Expected, Kind: string(f.Kind), Count: f.Count}
+	if f.ByBase != nil {
+		out.ByBaseURL = map[string]int{}
+		for b, n := range f.ByBase {
+			out.ByBaseURL[h.Bases[b]] += n
+		}
+	}
+	for _, x := range f.Ops {
+		o := h.Ops[x.Index]
+		op := report.Operation{Index: x.Index, Role: string(x.Role), Kind: "list", Client: o.Client, BaseURL: h.Bases[o.Base], CallNs: o.Call, ReturnNs: o.Return}
+		if o.Kind == linearize.Update {
+			op.Kind, op.Pet, op.Quantity = "update", h.Pets[o.Slot].ID, o.Qty
+		}
+		out.Operations = append(out.Operations, op)
+	}
+	attributeFault(&out, h.Faults)
+	return out
+}
+
+// drawPicture writes the picture of the failed verdict v to path.
+func drawPicture(path string, v *linearize.Verdict) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := v.Draw(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // saveHistory writes the history h of a run started at started, and its
@@ -90,10 +139,10 @@ func ReplayConsistency(cfg ReplayConfig) (*Report, error) {
 		}
 		staleness = cfg.ConsistencyStaleness
 	}
-	v := linearize.Judge(h, linearize.Options{Staleness: staleness, Picture: cfg.ConsistencyHTML})
-	res := Result{Name: ch.name, Source: ch.source, Rule: ch.rule, Requests: len(h.Ops), Detail: v.Detail, Visualization: v.Picture}
+	v := linearize.Judge(h, linearize.Options{Staleness: staleness})
+	res := Result{Name: ch.name, Source: ch.source, Rule: ch.rule, Requests: len(h.Ops), Detail: v.Detail}
 	var skip string
-	res.Failures, skip, res.Consistency = consistencyResult(v, staleness, h)
+	res.Failures, skip, res.Consistency, res.Visualization = consistencyResult(h, &v, staleness, cfg.ConsistencyHTML)
 	res.Consistency.History, res.Consistency.Replayed = cfg.History, true
 	switch {
 	case len(res.Failures) > 0:
@@ -120,8 +169,15 @@ func replayNote(path string, saved *linearize.Saved, staleness time.Duration, v 
 		return note + fmt.Sprintf("; judged against a staleness bound of %v, that run against %v", staleness, saved.Staleness)
 	case was == nil:
 		return note + " (the file holds no verdict of its own)"
-	case was.Outcome() == v.Outcome() && slices.Equal(was.Failures, v.Failures):
+	case was.Outcome() == v.Outcome() && slices.EqualFunc(was.Failures, v.Failures, sameFailure):
 		return note + "; that run concluded the same: " + was.Outcome()
 	}
 	return note + fmt.Sprintf("; that run concluded otherwise: %s, with %d failures (the checker changed since)", was.Outcome(), len(was.Failures))
+}
+
+// sameFailure reports whether a failure read back from a history file is
+// the one judged again: the same words, and the same kind when the file
+// has one (files of earlier versions do not).
+func sameFailure(was, now linearize.Failure) bool {
+	return was.Problem == now.Problem && was.Expected == now.Expected && (was.Kind == "" || was.Kind == now.Kind)
 }

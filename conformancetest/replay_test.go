@@ -31,11 +31,11 @@ var savedHistories = []struct {
 	// lostUpdate breaks the reference server's update answers.
 	lostUpdate bool
 	outcome    string
-	mention    string
+	kind       string // of the first failure
 }{
 	{"pass.json", nil, false, "pass", ""},
-	{"stale.json", func(h http.Handler) http.Handler { return staleLists(h, 40*time.Millisecond) }, false, "fail", "missed the update"},
-	{"another-write.json", nil, true, "fail", "not its own write"},
+	{"stale.json", func(h http.Handler) http.Handler { return staleLists(h, 40*time.Millisecond) }, false, "fail", KindMissedUpdate},
+	{"another-write.json", nil, true, "fail", KindAnotherWrite},
 }
 
 // slowly delays every request by a millisecond, so that a short run of
@@ -122,8 +122,8 @@ func TestReplaySavedHistories(t *testing.T) {
 			if string(res.Outcome) != tc.outcome || !slices.Equal(problems(res.Failures), problemsOf(saved.Verdict)) {
 				t.Fatalf("replayed: %s %q; saved: %s %q", res.Outcome, problems(res.Failures), saved.Verdict.Outcome(), problemsOf(saved.Verdict))
 			}
-			if tc.mention != "" && !strings.Contains(res.Failures[0].Problem, tc.mention) {
-				t.Errorf("the failure does not say %q: %s", tc.mention, res.Failures[0].Problem)
+			if tc.kind != "" && res.Failures[0].Kind != tc.kind {
+				t.Errorf("the failure is of kind %q, want %q: %s", res.Failures[0].Kind, tc.kind, res.Failures[0].Problem)
 			}
 			if !strings.Contains(rep.Notes[0], "concluded the same") {
 				t.Errorf("note: %s", rep.Notes[0])
@@ -228,4 +228,56 @@ func problemsOf(v *linearize.Verdict) []string {
 		out = append(out, f.Problem)
 	}
 	return out
+}
+
+// TestReplayDrawsPicture: a failed history judged again draws its picture
+// where ReplayConfig.ConsistencyHTML asks, and names it; a picture that
+// cannot be written is a failure of its own kind, beside the verdict's.
+func TestReplayDrawsPicture(t *testing.T) {
+	path := filepath.Join("testdata", "consistency", "another-write.json")
+	pic := filepath.Join(t.TempDir(), "picture.html")
+	rep, err := ReplayConsistency(ReplayConfig{History: path, ConsistencyHTML: pic})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := rep.Results[0]
+	if b, err := os.ReadFile(pic); err != nil || !bytes.Contains(b, []byte("<html")) || res.Visualization != pic {
+		t.Fatalf("picture %q: %v, %d bytes", res.Visualization, err, len(b))
+	}
+	nowhere := filepath.Join(t.TempDir(), "missing", "picture.html")
+	rep, err = ReplayConsistency(ReplayConfig{History: path, ConsistencyHTML: nowhere})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res = rep.Results[0]
+	var kinds []string
+	for _, f := range res.Failures {
+		kinds = append(kinds, f.Kind)
+	}
+	if res.Visualization != "" || !slices.Equal(kinds, []string{KindAnotherWrite, KindPictureNotWritten}) {
+		t.Errorf("an unwritable picture: %q, kinds %q", res.Visualization, kinds)
+	}
+	// A passing history has no picture.
+	pass := filepath.Join(t.TempDir(), "pass.html")
+	if rep, err := ReplayConsistency(ReplayConfig{History: filepath.Join("testdata", "consistency", "pass.json"), ConsistencyHTML: pass}); err != nil || rep.Results[0].Visualization != "" {
+		t.Fatalf("%v %+v", err, rep)
+	}
+	if _, err := os.Stat(pass); !os.IsNotExist(err) {
+		t.Errorf("a passing history drew its picture (%v)", err)
+	}
+}
+
+// TestHistoryNotSaved: a history that cannot be saved is a failure of its
+// own kind.
+func TestHistoryNotSaved(t *testing.T) {
+	base := newRefServer(t, &refServer{})
+	rep, err := RunChecks(t.Context(), Config{BaseURL: base, APIKey: refKey, Run: "^consistency/", Consistency: 300 * time.Millisecond, ConsistencyClients: 2,
+		ConsistencyHistory: filepath.Join(t.TempDir(), "missing", "history.json")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, _ := rep.Result("consistency/linearizable")
+	if res.Outcome != Fail || len(res.Failures) != 1 || res.Failures[0].Kind != KindHistoryNotSaved || res.Consistency.History != "" {
+		t.Fatalf("%s %+v", res.Outcome, res.Failures)
+	}
 }

@@ -79,3 +79,7 @@ func (r *Report) WriteJUnit(w io.Writer) error { return r.rep().WriteJUnit(w) }
 // with their evidence and curl lines, every value from the target
 // escaped, nothing loaded from elsewhere.
 func (r *Report) WriteHTML(w io.Writer) error { return r.rep().WriteHTML(w) }
+
+// Operation is a request of the consistency run's history involved in a
+// failure (Failure.Operations).
+type Operation = report.Operation

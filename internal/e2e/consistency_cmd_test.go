@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/petinventory/petinventory/conformancetest"
 )
 
 // TestConsistencyCommand runs inventory-conformance as the README shows:
@@ -30,7 +32,7 @@ func TestConsistencyCommand(t *testing.T) {
 		for _, b := range bases {
 			a = append(a, "-base-url", b)
 		}
-		return append(a, "-run", "^consistency/", "-consistency", "10s", "-consistency-html", picture)
+		return append(a, "-json", "-run", "^consistency/", "-consistency", "10s", "-consistency-html", picture)
 	}
 	dir := t.TempDir()
 
@@ -39,8 +41,8 @@ func TestConsistencyCommand(t *testing.T) {
 		start := time.Now()
 		res := runCmd(t, bin, args(picture, bases(rs)...)...)
 		t.Logf("exit %d in %v:\n%s", res.code, time.Since(start).Round(time.Millisecond), res.stdout)
-		if res.code != 0 || summaryRE.FindString(res.stdout) != "1 passed, 0 failed, 0 skipped" {
-			t.Fatalf("exit %d, summary %q:\n%s%s", res.code, summaryRE.FindString(res.stdout), res.stdout, res.stderr)
+		if outcome, lin := linearizable(t, res.stdout); res.code != 0 || outcome != "PASS" || lin.Visualization != "" {
+			t.Fatalf("exit %d, %s:\n%s%s", res.code, outcome, res.stdout, res.stderr)
 		}
 		if _, err := os.Stat(picture); !os.IsNotExist(err) {
 			t.Errorf("a passing run wrote the picture (%v)", err)
@@ -60,17 +62,19 @@ func TestConsistencyCommand(t *testing.T) {
 		res := runCmd(t, bin, append(args(picture, rs[0].base, cache.URL+"/v1", rs[2].base), "-html", report, "-consistency-history", history,
 			"-consistency-staleness", "50ms")...)
 		t.Logf("exit %d:\n%s", res.code, res.stdout)
-		if res.code != 1 || summaryRE.FindString(res.stdout) != "0 passed, 1 failed, 0 skipped" {
-			t.Fatalf("exit %d, want 1:\n%s%s", res.code, res.stdout, res.stderr)
+		outcome, lin := linearizable(t, res.stdout)
+		if res.code != 1 || outcome != "FAIL" || lin.Visualization != picture {
+			t.Fatalf("exit %d, %s, want 1, FAIL and the picture:\n%s%s", res.code, outcome, res.stdout, res.stderr)
 		}
-		if !strings.Contains(res.stdout, "missed the update") || !strings.Contains(res.stdout, cache.URL+"/v1: ") ||
-			!strings.Contains(res.stdout, "more than the staleness bound of 50 ms") {
-			t.Errorf("the failure does not name the stale list, its base URL and by how much it passed the bound:\n%s", res.stdout)
+		if !staleThrough(lin, cache.URL+"/v1") {
+			t.Errorf("the failure does not count the lists through the cache older than the bound, with the list and the update it missed (kinds %q):\n%s", kindsOf(lin), res.stdout)
 		}
 		// The saved history, judged again without the deployment:
-		// the same verdict, words and exit status.
-		again := runCmd(t, bin, "-consistency-replay", history)
-		if again.code != res.code || !slices.Equal(problemLines(again.stdout), problemLines(res.stdout)) || !strings.Contains(again.stdout, "concluded the same: fail") {
+		// the same verdict, kinds, words and exit status.
+		again := runCmd(t, bin, "-json", "-consistency-replay", history)
+		_, relin := linearizable(t, again.stdout)
+		if again.code != res.code || !slices.Equal(kindsOf(relin), kindsOf(lin)) || !slices.Equal(problemsOf(relin.Failures), problemsOf(lin.Failures)) ||
+			relin.Consistency == nil || !relin.Consistency.Replayed {
 			t.Errorf("replayed: exit %d (the run %d):\n%s", again.code, res.code, again.stdout)
 		}
 		b, err := os.ReadFile(picture)
@@ -106,19 +110,8 @@ func TestConsistencyCommand(t *testing.T) {
 		api := newAPI(t, readBackStore{openMemory(t, seed...)})
 		base := serveNetHTTP(t, nil, api)
 		res := runCmd(t, bin, args(filepath.Join(dir, "other.html"), base)...)
-		if res.code != 1 || !strings.Contains(res.stdout, "not its own write") {
-			t.Fatalf("exit %d, want 1 and the words:\n%s%s", res.code, res.stdout, res.stderr)
+		if _, lin := linearizable(t, res.stdout); res.code != 1 || !slices.Contains(kindsOf(lin), conformancetest.KindAnotherWrite) {
+			t.Fatalf("exit %d, want 1 and a failure of kind %s:\n%s%s", res.code, conformancetest.KindAnotherWrite, res.stdout, res.stderr)
 		}
 	})
-}
-
-// problemLines are the lines of a text report that say what failed.
-func problemLines(out string) []string {
-	var lines []string
-	for _, l := range strings.Split(out, "\n") {
-		if strings.HasPrefix(strings.TrimSpace(l), "problem:") {
-			lines = append(lines, l)
-		}
-	}
-	return lines
 }

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -8,12 +9,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/petinventory/petinventory/conformancetest"
 	"github.com/petinventory/petinventory/internal/proctest"
 	"github.com/petinventory/petinventory/internal/redistest"
 )
@@ -118,40 +121,61 @@ var threeFrameworks = []string{"gin", "fiber", "gin"}
 // consistencyCmd runs the inventory-conformance command (built without
 // the race detector, which would slow its checker tenfold) for d against
 // bases, and returns its result: consistency/linearizable's outcome and
-// detail line, read from the text report.
-func consistencyCmd(t *testing.T, bases []string, d time.Duration) (outcome, detail string, res cmdResult) {
+// result, read from the JSON report.
+func consistencyCmd(t *testing.T, bases []string, d time.Duration) (outcome string, lin conformancetest.Result, res cmdResult) {
 	t.Helper()
 	res = runCmd(t, commandBinary(t), consistencyArgs(d, bases)...)
-	outcome, detail = linearizable(res.stdout)
-	t.Logf("exit %d, %s: %s", res.code, outcome, detail)
-	return outcome, detail, res
+	outcome, lin = linearizable(t, res.stdout)
+	t.Logf("exit %d, %s: %s", res.code, outcome, lin.Detail)
+	return outcome, lin, res
 }
 
 // consistencyArgs are the inventory-conformance arguments of a
-// consistency run of d against bases, then extra.
+// consistency run of d against bases, then extra: the report is JSON,
+// which the tests read the verdict from (its kinds and counts, not its
+// words).
 func consistencyArgs(d time.Duration, bases []string, extra ...string) []string {
-	args := []string{"-run", "^consistency/", "-consistency", d.String()}
+	args := []string{"-json", "-run", "^consistency/", "-consistency", d.String()}
 	for _, b := range bases {
 		args = append(args, "-base-url", b)
 	}
 	return append(args, extra...)
 }
 
-var (
-	outcomeRE = regexp.MustCompile(`(?m)^(PASS|FAIL|SKIP) +consistency/linearizable`)
-	detailRE  = regexp.MustCompile(`(?m)^consistency/linearizable: (.*)$`)
-)
+// linearizable reads consistency/linearizable's result from the
+// command's JSON report, and its outcome as the text report prints it
+// (PASS, FAIL or SKIP; "" when the report holds no such result).
+func linearizable(t *testing.T, stdout string) (outcome string, res conformancetest.Result) {
+	t.Helper()
+	var rep conformancetest.Report
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Logf("the command's report is not JSON (%v):\n%s", err, stdout)
+		return "", res
+	}
+	res, ok := rep.Result("consistency/linearizable")
+	if !ok {
+		return "", res
+	}
+	return strings.ToUpper(string(res.Outcome)), res
+}
 
-// linearizable reads consistency/linearizable's outcome and detail line
-// from the command's text report.
-func linearizable(stdout string) (outcome, detail string) {
-	if m := outcomeRE.FindStringSubmatch(stdout); m != nil {
-		outcome = m[1]
+// kindsOf are the kinds of res's failures, in order.
+func kindsOf(res conformancetest.Result) []string {
+	var out []string
+	for _, f := range res.Failures {
+		out = append(out, f.Kind)
 	}
-	if m := detailRE.FindStringSubmatch(stdout); m != nil {
-		detail = m[1]
+	return out
+}
+
+// updateFigures says how many updates a run sent and how many were of
+// unknown outcome, for the summary lines ("" when the result has no
+// figures).
+func updateFigures(res conformancetest.Result) string {
+	if c := res.Consistency; c != nil {
+		return fmt.Sprintf(", %d updates (%d of unknown outcome)", c.Updates, c.UnknownUpdates)
 	}
-	return outcome, detail
+	return ""
 }
 
 // redisFor returns a Redis for one test: a redis-server of its own.
@@ -171,11 +195,7 @@ func TestConsistencyRedisReplicas(t *testing.T) {
 	}
 }
 
-// unknownRE reads the number of updates of unknown outcome from a
-// result's detail.
-var unknownRE = regexp.MustCompile(`(\d+) updates \((\d+) of unknown outcome`)
-
-// killEvery is the schedule of TestConsistencyRedisClientsKilled: every
+// killRun is the schedule of TestConsistencyRedisClientsKilled: every
 // client connection of Redis killed each second of a 10 s run.
 const killRun = 10 * time.Second
 
@@ -189,18 +209,17 @@ func TestConsistencyRedisClientsKilled(t *testing.T) {
 		extra = append(extra, "-consistency-fault", at.String()+" redis-kill-clients")
 	}
 	res := runCmd(t, commandBinary(t), consistencyArgs(killRun, bases(rs), extra...)...)
-	outcome, detail := linearizable(res.stdout)
-	lines := faultLines(res.stdout)
+	outcome, lin := linearizable(t, res.stdout)
+	faults := faultsOf(t, lin)
 	killed := 0
-	for _, l := range lines {
-		t.Log(l)
-		if m := closedRE.FindStringSubmatch(l); m != nil {
+	for _, f := range faults {
+		if m := closedRE.FindStringSubmatch(f.Note); m != nil {
 			n, _ := strconv.Atoi(m[1])
 			killed += n
 		}
 	}
-	if len(lines) != int(killRun/time.Second)-1 {
-		t.Fatalf("%d fault lines, want one per fault:\n%s%s", len(lines), res.stdout, res.stderr)
+	if len(faults) != int(killRun/time.Second)-1 {
+		t.Fatalf("%d faults in the report, want one per fault given:\n%s%s", len(faults), res.stdout, res.stderr)
 	}
 	if killed == 0 {
 		t.Fatalf("no client connection was killed: the test proves nothing:\n%s", res.stdout)
@@ -208,26 +227,24 @@ func TestConsistencyRedisClientsKilled(t *testing.T) {
 	if outcome != "PASS" || res.code != 0 {
 		t.Fatalf("exit %d:\n%s%s", res.code, res.stdout, res.stderr)
 	}
-	t.Logf("%d connections killed; %s", killed, detail)
+	t.Logf("%d connections killed%s", killed, updateFigures(lin))
 }
 
-// closedRE reads how many connections a redis-kill-clients fault closed.
-var closedRE = regexp.MustCompile(`\((\d+) client connections of .* closed\)`)
+// closedRE reads how many connections a redis-kill-clients fault closed,
+// from its note.
+var closedRE = regexp.MustCompile(`^(\d+) client connections of .* closed$`)
 
-// faultRE reads the report's lines of the faults of the schedule, and
-// windowRE a line's window.
-var (
-	faultRE  = regexp.MustCompile(`(?m)^consistency/linearizable: (fault ".*)$`)
-	windowRE = regexp.MustCompile(`; window (\S+) with no update answered 200`)
-)
-
-// faultLines are the report's lines of the faults of the schedule.
-func faultLines(stdout string) []string {
-	var out []string
-	for _, m := range faultRE.FindAllStringSubmatch(stdout, -1) {
-		out = append(out, m[1])
+// faultsOf are the faults of the schedule in the result, each logged in
+// the report's words.
+func faultsOf(t *testing.T, lin conformancetest.Result) []conformancetest.FaultResult {
+	t.Helper()
+	if lin.Consistency == nil {
+		return nil
 	}
-	return out
+	for _, f := range lin.Consistency.Faults {
+		t.Log(f.Line())
+	}
+	return lin.Consistency.Faults
 }
 
 // failoverLag is the replication lag of the failover runs: each replica
@@ -235,13 +252,10 @@ func faultLines(stdout string) []string {
 // this much each way, as production replicas lag by milliseconds or more.
 const failoverLag = 50 * time.Millisecond
 
-// takenBackRE matches the words of a failure that names an answered write
-// lost or a shown write taken back: the negative control must fail for
-// that reason, not another.
-var takenBackRE = regexp.MustCompile(`(?i)missed|lost|taken back`)
-
-// problemRE reads the first problem a failed check names.
-var problemRE = regexp.MustCompile(`(?m)^\s+problem:\s+(.*)$`)
+// lostWrite are the kinds of failure that name an answered write lost (a
+// list missed it) or a shown write taken back: the negative control must
+// fail for that reason, not another.
+var lostWrite = []string{conformancetest.KindMissedUpdate, conformancetest.KindWriteTakenBack}
 
 // TestConsistencyRedisSentinelFailover runs the consistency check through
 // three processes (Gin, Fiber, Gin) on a Sentinel set whose replicas lag
@@ -266,13 +280,13 @@ func TestConsistencyRedisSentinelFailover(t *testing.T) {
 		graceful bool
 	}{{1, false}, {0, false}, {1, true}} {
 		t.Run(fmt.Sprintf("acks=%d graceful=%v", tc.acks, tc.graceful), func(t *testing.T) {
-			outcome, res := sentinelFailoverRun(t, tc.acks, tc.graceful)
-			lines := faultLines(res.stdout)
-			if len(lines) != 1 || !windowRE.MatchString(lines[0]) {
-				t.Errorf("the report has no line naming the fault with its window:\n%s", res.stdout)
+			outcome, lin, res := sentinelFailoverRun(t, tc.acks, tc.graceful)
+			faults := lin.Consistency.Faults
+			if len(faults) != 1 || faults[0].Window <= 0 {
+				t.Errorf("the report has no fault with its window:\n%s", res.stdout)
 			}
-			if tc.graceful && len(lines) == 1 && strings.Contains(lines[0], "500 ×") {
-				t.Errorf("an answer of the graceful failover was a 500; a write whose outcome is unknown answers 503:\n%s", lines[0])
+			if tc.graceful && len(faults) == 1 && faults[0].Answers["500"] > 0 {
+				t.Errorf("an answer of the graceful failover was a 500; a write whose outcome is unknown answers 503: %s", faults[0].Line())
 			}
 			if tc.acks > 0 {
 				if outcome == "PASS" && res.code == 0 {
@@ -283,12 +297,11 @@ func TestConsistencyRedisSentinelFailover(t *testing.T) {
 			if outcome != "FAIL" || res.code != 1 {
 				t.Fatalf("negative control: with -replica-acks 0 and %v of lag the failover must lose a write the check sees (exit %d, %s):\n%s%s", failoverLag, res.code, outcome, res.stdout, res.stderr)
 			}
-			words := problemRE.FindStringSubmatch(res.stdout)
-			if words == nil || !takenBackRE.MatchString(words[1]) {
-				t.Fatalf("negative control: the check failed but its words name no lost or taken-back write:\n%s", res.stdout)
+			if kinds := kindsOf(lin); len(kinds) == 0 || !slices.Contains(lostWrite, kinds[0]) {
+				t.Fatalf("negative control: the check failed, of kinds %q, but not first of one of %q (no lost or taken-back write):\n%s", kinds, lostWrite, res.stdout)
 			}
-			if !strings.Contains(words[1], "(after the fault \"6s exec kill -9 ") {
-				t.Errorf("negative control: the failure does not say which fault it followed: %s", words[1])
+			if f := lin.Failures[0]; !strings.HasPrefix(f.AfterFault, "6s exec kill -9 ") || !strings.Contains(f.Problem, "(after the fault \"6s exec kill -9 ") {
+				t.Errorf("negative control: the failure does not say which fault it followed: %q, %s", f.AfterFault, f.Problem)
 			}
 		})
 	}
@@ -307,7 +320,7 @@ func sentinelURL(set *redistest.SentinelSet) string {
 // sentinelFailoverRun is one run of TestConsistencyRedisSentinelFailover:
 // the fault is the suite's, on the run's clock. It prints one summary
 // line.
-func sentinelFailoverRun(t *testing.T, acks int, graceful bool) (outcome string, res cmdResult) {
+func sentinelFailoverRun(t *testing.T, acks int, graceful bool) (outcome string, lin conformancetest.Result, res cmdResult) {
 	const run = 16 * time.Second
 	set := redistest.StartSentinel(t, redistest.SentinelOptions{ReplicaLag: failoverLag})
 	url := sentinelURL(set)
@@ -359,24 +372,18 @@ func sentinelFailoverRun(t *testing.T, acks int, graceful bool) (outcome string,
 	if now := set.Master(); now != promoted {
 		t.Errorf("the sentinels failed over again during the run, from %s to %s", promoted.Name, now.Name)
 	}
-	outcome, detail := linearizable(res.stdout)
-	figures, window := "", "none"
-	if m := unknownRE.FindStringSubmatch(detail); m != nil {
-		figures = fmt.Sprintf(", %s updates (%s of unknown outcome)", m[1], m[2])
-	}
-	if lines := faultLines(res.stdout); len(lines) == 1 {
-		if m := windowRE.FindStringSubmatch(lines[0]); m != nil {
-			window = m[1]
-		}
-		t.Log(lines[0])
+	outcome, lin = linearizable(t, res.stdout)
+	window := "none"
+	if faults := faultsOf(t, lin); len(faults) == 1 {
+		window = faults[0].Window.Round(time.Millisecond).String()
 	}
 	how := "master killed (exec kill -9)"
 	if graceful {
 		how = "graceful failover (redis-failover)"
 	}
 	proctest.Summary(t, "FAILOVER_SUMMARY", "consistency sentinel lag=%v (a write reached the replicas in %v) acks=%d: %s (exit %d); %s 6s into the %v run, %s promoted; window without a successful update %s%s",
-		failoverLag, delay.Round(time.Millisecond), acks, outcome, res.code, how, run, promoted.Name, window, figures)
-	t.Logf("consistency/linearizable: %s", detail)
+		failoverLag, delay.Round(time.Millisecond), acks, outcome, res.code, how, run, promoted.Name, window, updateFigures(lin))
+	t.Logf("consistency/linearizable: %s", lin.Detail)
 	if outcome != "PASS" {
 		for _, n := range append(append([]*redistest.Node{}, set.Data...), set.Sentinels...) {
 			if !n.Alive() {
@@ -386,7 +393,7 @@ func sentinelFailoverRun(t *testing.T, acks int, graceful bool) (outcome string,
 			t.Logf("%s after the run:\n%s\nits log:\n%s", n.Name, repl, lastLines(n.Log(), 25))
 		}
 	}
-	return outcome, res
+	return outcome, lin, res
 }
 
 // TestConsistencyRedisClusterGracefulFailover: with -replica-acks 1, a
@@ -410,19 +417,20 @@ func TestConsistencyRedisClusterGracefulFailover(t *testing.T) {
 	}
 	res := runCmd(t, commandBinary(t), consistencyArgs(12*time.Second, bases(rs),
 		"-consistency-redis", url, "-consistency-redis-prefix", prefix, "-consistency-fault", "4s redis-failover")...)
-	outcome, detail := linearizable(res.stdout)
-	lines := faultLines(res.stdout)
-	for _, l := range lines {
-		t.Log(l)
-	}
+	outcome, lin := linearizable(t, res.stdout)
+	faults := faultsOf(t, lin)
 	promoted := c.WaitPromoted(slot, master, 30*time.Second)
+	line := "no fault in the report"
+	if len(faults) == 1 {
+		line = faults[0].Line()
+	}
 	proctest.Summary(t, "FAILOVER_SUMMARY", "consistency cluster lag=%v acks=1, graceful failover (redis-failover) 4s into a 12s run: %s (exit %d), %s promoted; %s",
-		failoverLag, outcome, res.code, promoted.Name, strings.Join(lines, "; "))
-	if len(lines) != 1 || !strings.Contains(lines[0], "master "+master.Addr()+" replaced by "+promoted.Addr()) {
-		t.Errorf("the fault line does not name the failover from %s to %s:\n%s", master.Addr(), promoted.Addr(), res.stdout)
+		failoverLag, outcome, res.code, promoted.Name, line)
+	if len(faults) != 1 || faults[0].Note != "master "+master.Addr()+" replaced by "+promoted.Addr() {
+		t.Errorf("the fault does not name the failover from %s to %s:\n%s", master.Addr(), promoted.Addr(), res.stdout)
 	}
 	if outcome != "PASS" || res.code != 0 {
-		t.Fatalf("with -replica-acks 1 the run must be linearizable through the failover; exit %d, %s:\n%s%s", res.code, detail, res.stdout, res.stderr)
+		t.Fatalf("with -replica-acks 1 the run must be linearizable through the failover; exit %d, %s:\n%s%s", res.code, lin.Detail, res.stdout, res.stderr)
 	}
 }
 
@@ -453,7 +461,7 @@ func TestConsistencyFaultRedisRefused(t *testing.T) {
 	res = runCmd(t, commandBinary(t), consistencyArgs(3*time.Second, bases(rs),
 		"-consistency-redis", "redis://faults:"+password+"@"+node.Addr()+"/0",
 		"-consistency-fault", "1s redis-pause 500ms", "-consistency-fault", "2s redis-kill-clients")...)
-	if outcome, _ := linearizable(res.stdout); res.code != 0 || outcome != "PASS" || len(faultLines(res.stdout)) != 2 {
+	if outcome, lin := linearizable(t, res.stdout); res.code != 0 || outcome != "PASS" || len(faultsOf(t, lin)) != 2 {
 		t.Errorf("with the least rule: exit %d, %s:\n%s%s", res.code, outcome, res.stdout, res.stderr)
 	}
 	if strings.Contains(res.stdout+res.stderr, password) {
@@ -564,11 +572,8 @@ func TestConsistencyRedisClusterFailover(t *testing.T) {
 		t.Fatalf("after %s restarted: %v", master.Name, err)
 	}
 	res := wait(t, cmd, stdout, stderr)
-	outcome, detail := linearizable(res.stdout)
-	figures := ""
-	if m := unknownRE.FindStringSubmatch(detail); m != nil {
-		figures = fmt.Sprintf(", %s updates (%s of unknown outcome)", m[1], m[2])
-	}
+	outcome, lin := linearizable(t, res.stdout)
+	figures := updateFigures(lin)
 	proctest.Summary(t, "FAILOVER_SUMMARY", "consistency cluster lag=%v acks=1: %s (exit %d); master killed %.1fs into the %v run, %s promoted at %.1fs; without a replica %d of %d probe updates answered 503 over %v; old master restarted at %.1fs, updates answered 200 again at %.1fs (%.1fs after the promotion)%s",
 		failoverLag, outcome, res.code, killedAt.Seconds(), run, promoted.Name, promotedAt.Seconds(), refused, lonely, noReplica,
 		restartedAt.Seconds(), firstOK.Seconds(), (firstOK - promotedAt).Seconds(), figures)

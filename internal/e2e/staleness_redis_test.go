@@ -9,7 +9,6 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os/exec"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/petinventory/petinventory/conformancetest"
 	"github.com/petinventory/petinventory/internal/proctest"
 	"github.com/petinventory/petinventory/internal/redistest"
 )
@@ -38,10 +38,11 @@ const stalenessRun = 10 * time.Second
 // staleResult is what a run of inventory-conformance said.
 type staleResult struct {
 	cmdResult
-	outcome  string         // PASS, FAIL or SKIP of consistency/linearizable
-	observed *time.Duration // the observed staleness, nil when the report gives no figure
-	words    string         // the observed staleness in the report's words
-	ops      string         // the result's detail line (what was judged)
+	outcome  string                 // PASS, FAIL or SKIP of consistency/linearizable
+	lin      conformancetest.Result // the result, from the JSON report
+	observed *time.Duration         // the observed staleness, nil when the report gives no figure
+	words    string                 // the observed staleness in the report's words, for the logs
+	ops      string                 // the result's detail line (what was judged), for the logs
 }
 
 // startStalenessCmd starts inventory-conformance for a run of
@@ -52,46 +53,18 @@ func startStalenessCmd(t *testing.T, bases []string, bound time.Duration, extra 
 	return start(t, commandBinary(t), consistencyArgs(stalenessRun, bases, append([]string{"-consistency-staleness", bound.String()}, extra...)...)...)
 }
 
-var (
-	observedRE = regexp.MustCompile(`(?m)^consistency/linearizable: observed staleness: (.*)$`)
-	// The forms of an observed staleness with a figure: 0, the smallest
-	// bound to the millisecond with which the history passes, or (when
-	// the checker ran out of time) a bound it passes with above one it
-	// fails with.
-	observedStrictRE = regexp.MustCompile(`^0 \(strict`)
-	observedMsRE     = regexp.MustCompile(`^([0-9.]+) ms \(the smallest bound`)
-	observedAtMostRE = regexp.MustCompile(`^at most ([0-9.]+) ms \(the history passes with it; the bounds between ([0-9.]+) ms and it`)
-)
-
-// msDuration reads a figure in milliseconds of the report.
-func msDuration(t *testing.T, s string) time.Duration {
-	t.Helper()
-	ms, err := strconv.ParseFloat(s, 64)
-	if err != nil {
-		t.Fatalf("%q ms: %v", s, err)
-	}
-	return time.Duration(ms * float64(time.Millisecond))
-}
-
-// readStaleness reads a finished run's text report.
+// readStaleness reads a finished run's JSON report. The observed
+// staleness has a figure when the history passes with some bound: 0, the
+// smallest bound to the millisecond with which it passes, or (when the
+// checker ran out of time) a bound it passes with above one it fails
+// with, judged by that upper end.
 func readStaleness(t *testing.T, res cmdResult) staleResult {
 	t.Helper()
 	r := staleResult{cmdResult: res}
-	r.outcome, r.ops = linearizable(res.stdout)
-	if m := observedRE.FindStringSubmatch(res.stdout); m != nil {
-		r.words = strings.TrimSpace(m[1])
-		switch {
-		case observedStrictRE.MatchString(r.words):
-			r.observed = new(time.Duration)
-		case observedMsRE.MatchString(r.words):
-			d := msDuration(t, observedMsRE.FindStringSubmatch(r.words)[1])
-			r.observed = &d
-		case observedAtMostRE.MatchString(r.words):
-			// Above a bound that fails (so above 0), at most this one:
-			// judged by its upper end.
-			d := msDuration(t, observedAtMostRE.FindStringSubmatch(r.words)[1])
-			r.observed = &d
-		}
+	r.outcome, r.lin = linearizable(t, res.stdout)
+	r.ops = r.lin.Detail
+	if c := r.lin.Consistency; c != nil {
+		r.observed, r.words = c.ObservedStaleness, c.Observed
 	}
 	return r
 }
@@ -264,10 +237,6 @@ func pauseFault(node *redistest.Node) []string {
 // pause out on its first request and no list would be sent in it).
 var pausedArgs = []string{"-max-staleness", staleBound.String(), "-store-timeout", "200ms"}
 
-// droppedRE reads the number of the run's lists that failed (a 503 in
-// the pause) from its detail.
-var droppedRE = regexp.MustCompile(`(\d+) more failed, dropped`)
-
 // TestStalenessRedisPause: the three bounded processes still pass at
 // 50 ms with Redis paused for 2 s mid-run by the suite's own schedule
 // ("4s redis-pause 2s": the lists the pause holds answer 503, never an
@@ -286,8 +255,8 @@ func TestStalenessRedisPause(t *testing.T) {
 		res := readStaleness(t, wait(t, cmd, stdout, stderr))
 		load.stop()
 		res.summary(t, "paused 2s, "+load.String())
-		if lines := faultLines(res.stdout); len(lines) != 1 || !strings.Contains(lines[0], "paused "+node.Addr()+" for 2s") {
-			t.Errorf("the report has no line for the pause:\n%s", res.stdout)
+		if faults := faultsOf(t, res.lin); len(faults) != 1 || faults[0].Note != "paused "+node.Addr()+" for 2s" {
+			t.Errorf("the report has no fault for the pause:\n%s", res.stdout)
 		}
 		if res.code != 0 || res.outcome != "PASS" {
 			t.Fatalf("exit %d, %s:\n%s%s", res.code, res.outcome, res.stdout, res.stderr)
@@ -297,7 +266,7 @@ func TestStalenessRedisPause(t *testing.T) {
 		}
 		// The pause met the run's lists: else the run proved nothing of
 		// it.
-		if m := droppedRE.FindStringSubmatch(res.ops); m == nil || m[1] == "0" {
+		if c := res.lin.Consistency; c == nil || c.FailedLists == 0 {
 			t.Fatalf("no list of the run failed in the pause: the run proves nothing of it:\n%s", res.stdout)
 		}
 	})
@@ -317,8 +286,8 @@ func TestStalenessRedisPause(t *testing.T) {
 		res := readStaleness(t, wait(t, cmd, stdout, stderr))
 		load.stop()
 		res.summary(t, "proxy holding through the pause, "+strconv.FormatInt(p.held.Load(), 10)+" held answers, "+load.String())
-		for _, l := range problemLines(res.stdout) {
-			t.Log(l)
+		for _, f := range res.lin.Failures {
+			t.Logf("%s: %s", f.Kind, f.Problem)
 		}
 		if p.held.Load() == 0 {
 			t.Fatalf("the proxy answered no held list during the pause: the run proves nothing:\n%s", res.stdout)
@@ -326,9 +295,28 @@ func TestStalenessRedisPause(t *testing.T) {
 		if res.code != 1 || res.outcome != "FAIL" {
 			t.Fatalf("exit %d, %s; want 1, FAIL:\n%s%s", res.code, res.outcome, res.stdout, res.stderr)
 		}
-		if !strings.Contains(res.stdout, "the list by client") || !strings.Contains(res.stdout, "through "+proxy.URL+"/v1") ||
-			!strings.Contains(res.stdout, "missed the update") || !strings.Contains(res.stdout, "more than the staleness bound of 50 ms") {
-			t.Errorf("the failure does not name the held list, its base URL and the update it missed beyond the bound:\n%s", res.stdout)
+		if !staleThrough(res.lin, proxy.URL+"/v1") {
+			t.Errorf("no failure counts lists through the proxy older than the bound, naming a list and the update it missed (kinds %q):\n%s", kindsOf(res.lin), res.stdout)
 		}
 	})
+}
+
+// staleThrough reports whether a failure of res counts lists through
+// base older than the bound, naming the first such list and the update it
+// missed.
+func staleThrough(res conformancetest.Result, base string) bool {
+	for _, f := range res.Failures {
+		if f.Kind != conformancetest.KindOlderThanBound || f.ByBaseURL[base] == 0 {
+			continue
+		}
+		var list, missed bool
+		for _, o := range f.Operations {
+			list = list || o.Role == "list" && o.Kind == "list"
+			missed = missed || o.Role == "missed" && o.Kind == "update"
+		}
+		if list && missed {
+			return true
+		}
+	}
+	return false
 }

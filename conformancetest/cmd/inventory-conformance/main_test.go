@@ -3,9 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/petinventory/petinventory/conformancetest"
 )
 
 func TestAPIKeyFrom(t *testing.T) {
@@ -88,35 +91,43 @@ func TestReplay(t *testing.T) {
 	for _, tc := range []struct {
 		file string
 		code int
-		want string
+		kind string // of the first failure
 	}{
-		{"pass.json", exitOK, "1 passed, 0 failed, 0 skipped"},
-		{"stale.json", exitFailed, "missed the update"},
-		{"another-write.json", exitFailed, "not its own write"},
+		{"pass.json", exitOK, ""},
+		{"stale.json", exitFailed, conformancetest.KindMissedUpdate},
+		{"another-write.json", exitFailed, conformancetest.KindAnotherWrite},
 	} {
-		var stdout, stderr bytes.Buffer
 		path := filepath.Join("..", "..", "testdata", "consistency", tc.file)
+		var stdout, stderr bytes.Buffer
 		code := run(context.Background(), []string{"-consistency-replay", path}, noEnv, &stdout, &stderr)
-		if code != tc.code || !strings.Contains(stdout.String(), tc.want) || !strings.Contains(stdout.String(), "concluded the same") {
-			t.Errorf("%s: exit %d, want %d and %q:\n%s%s", tc.file, code, tc.code, tc.want, stdout.String(), stderr.String())
+		if code != tc.code || !strings.Contains(stdout.String(), "concluded the same") {
+			t.Errorf("%s: exit %d, want %d:\n%s%s", tc.file, code, tc.code, stdout.String(), stderr.String())
+		}
+		res := replayJSON(t, path)
+		if got := firstKind(res); res.Consistency == nil || !res.Consistency.Replayed || got != tc.kind {
+			t.Errorf("%s: -json: the first failure's kind %q, want %q", tc.file, got, tc.kind)
 		}
 	}
 	// The stale history, judged against a bound above its observed
-	// staleness (40 ms of cache), passes; against 10 ms it fails, by
-	// how much more than the bound.
+	// staleness (40 ms of cache), passes; against 10 ms it fails, older
+	// than the bound.
 	for _, tc := range []struct {
 		bound string
 		code  int
-		want  string
+		kind  string
 	}{
-		{"60ms", exitOK, "judged against a staleness bound of 60ms"},
-		{"10ms", exitFailed, "more than the staleness bound of 10 ms"},
+		{"60ms", exitOK, ""},
+		{"10ms", exitFailed, conformancetest.KindOlderThanBound},
 	} {
 		var stdout, stderr bytes.Buffer
 		path := filepath.Join("..", "..", "testdata", "consistency", "stale.json")
 		code := run(context.Background(), []string{"-consistency-replay", path, "-consistency-staleness", tc.bound}, noEnv, &stdout, &stderr)
-		if code != tc.code || !strings.Contains(stdout.String(), tc.want) || !strings.Contains(stdout.String(), "observed staleness: ") {
-			t.Errorf("-consistency-staleness %s: exit %d, want %d and %q:\n%s%s", tc.bound, code, tc.code, tc.want, stdout.String(), stderr.String())
+		if code != tc.code || !strings.Contains(stdout.String(), "observed staleness: ") {
+			t.Errorf("-consistency-staleness %s: exit %d, want %d:\n%s%s", tc.bound, code, tc.code, stdout.String(), stderr.String())
+		}
+		res := replayJSON(t, path, "-consistency-staleness", tc.bound)
+		if got := firstKind(res); got != tc.kind || res.Consistency.Staleness.String() != tc.bound || res.Consistency.ObservedStaleness == nil {
+			t.Errorf("-consistency-staleness %s: -json: kind %q, want %q; %+v", tc.bound, got, tc.kind, res.Consistency)
 		}
 	}
 	var stdout, stderr bytes.Buffer
@@ -157,4 +168,30 @@ func TestFaultFlags(t *testing.T) {
 			t.Errorf("%v: exit %d, %s; want 2 and %q", tc.args, code, stderr.String(), tc.want)
 		}
 	}
+}
+
+// replayJSON runs -consistency-replay path -json, then args, and returns
+// its one result.
+func replayJSON(t *testing.T, path string, args ...string) conformancetest.Result {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	run(context.Background(), append([]string{"-consistency-replay", path, "-json"}, args...), func(string) string { return "" }, &stdout, &stderr)
+	var rep conformancetest.Report
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil || len(rep.Results) != 1 {
+		t.Fatalf("-json: %v:\n%s%s", err, stdout.String(), stderr.String())
+	}
+	for _, f := range rep.Results[0].Failures {
+		if f.Kind == "" || len(f.Operations) == 0 {
+			t.Errorf("-json: a failure without its kind or operations: %+v", f)
+		}
+	}
+	return rep.Results[0]
+}
+
+// firstKind is the kind of res's first failure, "" when none.
+func firstKind(res conformancetest.Result) string {
+	if len(res.Failures) == 0 {
+		return ""
+	}
+	return res.Failures[0].Kind
 }

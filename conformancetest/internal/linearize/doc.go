@@ -35,6 +35,13 @@
 // staleness: the smallest bound, to the millisecond, with which the
 // history passes.
 //
+// The verdict is data: each failure has a kind (MissedUpdate,
+// WriteTakenBack, …, whose strings the JSON report carries) and the
+// requests involved, by their index in the history and their role. Words
+// is the one function that says a failure in sentences, so that programs
+// and tests read kinds and counts and the words can change. Judge writes
+// nothing: Verdict.Draw draws porcupine's picture where the caller asks.
+//
 // A history is saved and read back as JSON (WriteHistory, ReadHistory),
 // so that it can be judged again without the deployment.
 package linearize

@@ -67,8 +67,9 @@ type fileVerdict struct {
 }
 
 type fileFailure struct {
-	Problem  string `json:"problem"`
-	Expected string `json:"expected"`
+	Kind     FailureKind `json:"kind,omitempty"` // absent in the files of earlier versions
+	Problem  string      `json:"problem"`
+	Expected string      `json:"expected"`
 }
 
 type fileOp struct {
@@ -104,8 +105,9 @@ type Saved struct {
 	Started time.Time
 	// Staleness is the bound the run judged against.
 	Staleness time.Duration
-	// Verdict is the run's verdict (Detail and Picture left empty), nil
-	// when the file holds none.
+	// Verdict is the run's verdict (each failure its kind and words;
+	// Detail, Counts and the picture left empty), nil when the file
+	// holds none.
 	Verdict *Verdict
 }
 
@@ -121,7 +123,7 @@ func WriteHistory(w io.Writer, h *History, started time.Time, staleness time.Dur
 	if v != nil {
 		fv := &fileVerdict{Outcome: v.Outcome(), NotJudged: v.NotJudged}
 		for _, x := range v.Failures {
-			fv.Failures = append(fv.Failures, fileFailure(x))
+			fv.Failures = append(fv.Failures, fileFailure{Kind: x.Kind, Problem: x.Problem, Expected: x.Expected})
 		}
 		f.Verdict = fv
 	}
@@ -216,61 +218,9 @@ func ReadHistory(r io.Reader) (*Saved, error) {
 		slot[p.ID] = i
 	}
 	for k, x := range f.Requests {
-		bad := func(format string, args ...any) error {
-			return fmt.Errorf("request %d of the history: %s", k+1, fmt.Sprintf(format, args...))
-		}
-		o := Op{Client: x.Client, Round: x.Round, Barrier: x.Barrier, Call: x.CallNs, Return: x.ReturnNs, Answer: x.Answer}
-		o.Base = slices.Index(f.BaseURLs, x.BaseURL)
-		switch {
-		case o.Base < 0:
-			return nil, bad("base URL %q is not one of the history's", x.BaseURL)
-		case x.ReturnNs < x.CallNs:
-			return nil, bad("returned before its call")
-		case k > 0 && x.CallNs < f.Requests[k-1].CallNs:
-			return nil, bad("the requests are not ordered by call")
-		case x.Client < 0 || x.Client > f.Clients || x.Round < 0:
-			return nil, bad("client %d or round %d out of range", x.Client, x.Round)
-		}
-		switch x.Kind {
-		case "list":
-			o.Kind = List
-			switch x.Outcome {
-			case "ok":
-				if len(x.Seen) != len(f.Pets) {
-					return nil, bad("a list that shows %d pets, not the %d in play", len(x.Seen), len(f.Pets))
-				}
-				o.OK = true
-				for s, q := range x.Seen {
-					o.Seen[s] = -1
-					if q != nil {
-						o.Seen[s] = *q
-					}
-				}
-			case "failed":
-			default:
-				return nil, bad("a list's outcome %q is neither ok nor failed", x.Outcome)
-			}
-		case "update":
-			s, ok := slot[x.Pet]
-			if !ok || x.Quantity == nil {
-				return nil, bad("an update of pet %d, not in play, or without its quantity", x.Pet)
-			}
-			o.Kind, o.Slot, o.Qty = Update, s, *x.Quantity
-			switch x.Outcome {
-			case "ok":
-				if x.Got == nil {
-					return nil, bad("an update answered ok without the quantity its answer carried")
-				}
-				o.Known, o.Got = true, *x.Got
-				if o.Answer == "" {
-					o.Answer = "200"
-				}
-			case "unknown":
-			default:
-				return nil, bad("an update's outcome %q is neither ok nor unknown", x.Outcome)
-			}
-		default:
-			return nil, bad("kind %q is neither list nor update", x.Kind)
+		o, err := fromFile(&f, k, x, slot)
+		if err != nil {
+			return nil, fmt.Errorf("request %d of the history: %v", k+1, err)
 		}
 		h.Ops = append(h.Ops, o)
 	}
@@ -278,9 +228,68 @@ func ReadHistory(r io.Reader) (*Saved, error) {
 	if fv := f.Verdict; fv != nil {
 		v := &Verdict{NotJudged: fv.NotJudged}
 		for _, x := range fv.Failures {
-			v.Failures = append(v.Failures, Failure(x))
+			v.Failures = append(v.Failures, Failure{Kind: x.Kind, Pet: -1, Base: -1, Problem: x.Problem, Expected: x.Expected})
 		}
 		s.Verdict = v
 	}
 	return s, nil
+}
+
+// fromFile reads request k of the file f, x, as an Op; slot maps each pet
+// in play to its index.
+func fromFile(f *file, k int, x fileOp, slot map[int64]int) (Op, error) {
+	o := Op{Client: x.Client, Round: x.Round, Barrier: x.Barrier, Call: x.CallNs, Return: x.ReturnNs, Answer: x.Answer}
+	o.Base = slices.Index(f.BaseURLs, x.BaseURL)
+	switch {
+	case o.Base < 0:
+		return o, fmt.Errorf("base URL %q is not one of the history's", x.BaseURL)
+	case x.ReturnNs < x.CallNs:
+		return o, errors.New("returned before its call")
+	case k > 0 && x.CallNs < f.Requests[k-1].CallNs:
+		return o, errors.New("the requests are not ordered by call")
+	case x.Client < 0 || x.Client > f.Clients || x.Round < 0:
+		return o, fmt.Errorf("client %d or round %d out of range", x.Client, x.Round)
+	}
+	switch x.Kind {
+	case "list":
+		o.Kind = List
+		switch x.Outcome {
+		case "ok":
+			if len(x.Seen) != len(f.Pets) {
+				return o, fmt.Errorf("a list that shows %d pets, not the %d in play", len(x.Seen), len(f.Pets))
+			}
+			o.OK = true
+			for s, q := range x.Seen {
+				o.Seen[s] = -1
+				if q != nil {
+					o.Seen[s] = *q
+				}
+			}
+		case "failed":
+		default:
+			return o, fmt.Errorf("a list's outcome %q is neither ok nor failed", x.Outcome)
+		}
+	case "update":
+		s, ok := slot[x.Pet]
+		if !ok || x.Quantity == nil {
+			return o, fmt.Errorf("an update of pet %d, not in play, or without its quantity", x.Pet)
+		}
+		o.Kind, o.Slot, o.Qty = Update, s, *x.Quantity
+		switch x.Outcome {
+		case "ok":
+			if x.Got == nil {
+				return o, errors.New("an update answered ok without the quantity its answer carried")
+			}
+			o.Known, o.Got = true, *x.Got
+			if o.Answer == "" {
+				o.Answer = "200"
+			}
+		case "unknown":
+		default:
+			return o, fmt.Errorf("an update's outcome %q is neither ok nor unknown", x.Outcome)
+		}
+	default:
+		return o, fmt.Errorf("kind %q is neither list nor update", x.Kind)
+	}
+	return o, nil
 }

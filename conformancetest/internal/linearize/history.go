@@ -1,10 +1,6 @@
 package linearize
 
-import (
-	"fmt"
-	"strings"
-	"time"
-)
+import "time"
 
 // MaxPets is the number of pets a consistency run updates. Lists are kept
 // whole (one read of every pet in play at one instant), so the state of
@@ -74,46 +70,9 @@ type History struct {
 }
 
 // op is a request as the model holds it: ret is its return in the model
-// (for an unknown outcome, see judge).
+// (for an unknown outcome, see judge), idx its index in History.Ops.
 type op struct {
 	Op
 	ret int64
-}
-
-// at formats a time of the run: "1.234s".
-func at(ns int64) string {
-	return fmt.Sprintf("%.3fs", time.Duration(ns).Seconds())
-}
-
-// msOf formats a duration in milliseconds: "87 ms", "2.4 ms", "0.03 ms".
-func msOf(ns int64) string {
-	d := time.Duration(ns)
-	if d < time.Millisecond {
-		return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond))
-	}
-	if d < 10*time.Millisecond {
-		return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond))
-	}
-	return fmt.Sprintf("%d ms", d.Milliseconds())
-}
-
-// describeOp names a request for the words of a failure.
-func (r *judgement) describeOp(o *op) string {
-	var sb strings.Builder
-	switch o.Kind {
-	case List:
-		fmt.Fprintf(&sb, "the list by client %d through %s, sent at %s and answered at %s", o.Client, r.h.Bases[o.Base], at(o.Call), at(o.Return))
-	default:
-		fmt.Fprintf(&sb, "the update of pet %d to %d by client %d through %s, sent at %s and answered %s at %s",
-			r.h.Pets[o.Slot].ID, o.Qty, o.Client, r.h.Bases[o.Base], at(o.Call), o.Answer, at(o.Return))
-	}
-	return sb.String()
-}
-
-func (r *judgement) petNames() string {
-	var ids []string
-	for _, p := range r.h.Pets {
-		ids = append(ids, fmt.Sprint(p.ID))
-	}
-	return strings.Join(ids, ", ")
+	idx int
 }

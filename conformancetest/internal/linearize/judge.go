@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 
@@ -13,50 +14,6 @@ import (
 // unknownReturn is the return of a write whose outcome is unknown: the
 // end of the history.
 const unknownReturn = math.MaxInt64
-
-// Verdict is the judgement of a history.
-type Verdict struct {
-	// Failures say in words what broke the promise; none when the
-	// history passed (or was not judged).
-	Failures []Failure
-	// NotJudged says why there is no verdict (the checker ran out of
-	// time), "" when there is one.
-	NotJudged string
-	// Detail says what was judged and what it cost.
-	Detail string
-	// Picture is the file the picture of the history was written to, ""
-	// when none was.
-	Picture string
-	// Observed is the observed staleness: the smallest bound, to the
-	// millisecond, for which the history passes (0 for a history that
-	// passes strictly); nil when no bound makes it pass or none was
-	// found in time. ObservedWords says it in words, and why when nil.
-	Observed      *time.Duration
-	ObservedWords string
-}
-
-// Failure is one thing that broke the promise, in words, and what the
-// promise expected there.
-type Failure struct {
-	Problem  string
-	Expected string
-}
-
-// Outcome is the verdict in one word: "fail" when something broke the
-// promise, "not judged" when the checker ran out of time, else "pass".
-func (v *Verdict) Outcome() string {
-	switch {
-	case len(v.Failures) > 0:
-		return "fail"
-	case v.NotJudged != "":
-		return "not judged"
-	}
-	return "pass"
-}
-
-func (v *Verdict) fail(expected, format string, args ...any) {
-	v.Failures = append(v.Failures, Failure{Problem: fmt.Sprintf(format, args...), Expected: expected})
-}
 
 // Options are how a history is judged.
 type Options struct {
@@ -69,9 +26,6 @@ type Options struct {
 	// duration twice, at least 30 s. A check cut short is not judged.
 	// The search for the observed staleness has as long again.
 	Limit time.Duration
-	// Picture, when not empty, is the file that porcupine's picture of
-	// a failed history is written to.
-	Picture string
 }
 
 // judgement is one history being judged: the requests as the model holds
@@ -97,127 +51,157 @@ type judgement struct {
 	// before, barriers left out.
 	lastReturn []int64
 	model      porcupine.Model
-
-	nLists, nFailedLists, nUpdates, nUnknown, dropped int
+	counts     Counts
 }
 
 // smallestFor bounds the search for the smallest set of requests that
 // cannot be ordered.
 const smallestFor = 10 * time.Second
 
-// linearizable is what the promise expects of every request, for a
-// staleness bound d.
-func linearizable(d int64) string {
-	if d == 0 {
-		return "every request to appear to take effect at one instant between its call and its return, on one copy of the inventory (CONTRACT.md §Consistency)"
-	}
-	return fmt.Sprintf("every request to appear to take effect at one instant between its call and its return, a list's call moved %s earlier (the staleness bound), on one copy of the inventory (CONTRACT.md §Consistency)", msOf(d))
-}
-
 // Judge judges the history h against the consistency promise, strict or
-// within opt.Staleness, and measures its observed staleness.
+// within opt.Staleness, and measures its observed staleness. It writes
+// nothing: the verdict draws its picture (Verdict.Draw) where its caller
+// asks.
 func Judge(h *History, opt Options) Verdict {
 	r := prepare(h, opt)
-	var v Verdict
 	d := int64(opt.Staleness)
-	// Every base URL must have answered lists, or its requests tell
-	// nothing.
-	lists, whyNot := make([]int, len(h.Bases)), make([]string, len(h.Bases))
-	for i := range r.ops {
-		if o := &r.ops[i]; o.Kind == List && o.OK {
-			lists[o.Base]++
-		} else if o.Kind == List && whyNot[o.Base] == "" {
-			whyNot[o.Base] = o.Answer
-		}
-	}
-	for b, n := range lists {
-		if n == 0 {
-			v.fail("lists answered 200 through every base URL of the deployment",
-				"no list through %s was answered in %v (the first: %s): its requests tell nothing, so the deployment cannot be judged consistent through it", h.Bases[b], h.Duration, whyNot[b])
-		}
-	}
+	v := Verdict{Counts: r.counts, Failures: r.noLists()}
 	ex := r.explain(d)
-	for _, f := range ex.findings {
-		v.fail(linearizable(d), "%s", f.words)
-	}
-
+	v.Failures = append(v.Failures, ex.failures...)
 	limit := opt.Limit
 	if limit == 0 {
 		limit = max(2*h.Duration, 30*time.Second) // room for a busy CI machine
 	}
-	start := time.Now()
-	deadline := start.Add(limit)
-	pieces := r.pieces(d)
-	var (
-		illegal            []int // pieces not linearizable
-		unchecked, checked int
-		how                string
-		stuck              = -1 // with a bound: the request no order survived
-	)
-	if d == 0 {
-		var longest int
-		illegal, unchecked, checked, longest = r.check(pieces, deadline)
-		how = fmt.Sprintf("%d operations in %d pieces (the longest %d) checked for linearizability in %v: %d not linearizable, %d not checked in time",
-			checked, len(pieces), longest, time.Since(start).Round(time.Millisecond), len(illegal), unchecked)
-	} else {
-		// Moved lists overlap too many updates for porcupine's search:
-		// the sweep decides (see sweep), in one pass.
-		ok, known, at := r.sweep(d, deadline)
-		checked = r.nLists + r.nUpdates - r.dropped
-		switch {
-		case !known:
-			unchecked = len(pieces)
-		case !ok:
-			stuck = at
-			illegal = []int{r.pieceOf(pieces, at)}
+	dec := r.decide(d, limit)
+	v.Detail = r.detail(dec.how)
+	switch {
+	case len(dec.illegal) > 0:
+		if len(ex.failures) == 0 {
+			v.Failures = append(v.Failures, r.unorderable(d, dec, limit))
 		}
-		how = fmt.Sprintf("%d operations checked for linearizability, each list's call moved %s earlier (the staleness bound), in %v: %s",
-			checked, msOf(d), time.Since(start).Round(time.Millisecond), map[bool]string{true: "linearizable", false: "not linearizable"}[ok])
-		if !known {
-			how = fmt.Sprintf("%d operations not checked in time for linearizability, each list's call moved %s earlier (the staleness bound)", checked, msOf(d))
+	case dec.unchecked > 0:
+		v.NotJudged = fmt.Sprintf("the linearizability check of %d pieces of the history (%d operations) did not finish in %v; check a shorter run (-consistency) or fewer clients (-consistency-clients)", dec.unchecked, dec.checked, limit)
+	case len(ex.failures) > 0:
+		// The direct rules are each sufficient for a violation, so
+		// porcupine cannot accept what they found: a bug here.
+		v.Failures = append(v.Failures, Failure{Kind: CheckerBug, Pet: -1, Count: 1, Base: -1, Bound: opt.Staleness})
+	}
+	if dec.unchecked == 0 {
+		v.Observed, v.ObservedWords = r.observe(d, len(dec.illegal) == 0, ex, time.Now().Add(limit))
+	} else {
+		v.ObservedWords = "not measured: the history was not judged in time"
+	}
+	for i := range v.Failures {
+		v.Failures[i].Problem, v.Failures[i].Expected = Words(h, v.Failures[i])
+	}
+	if len(v.Failures) > 0 {
+		v.drawing = &drawing{r: r, pieces: dec.pieces, illegal: dec.illegal, limit: limit}
+	}
+	return v
+}
+
+// noLists finds the base URLs through which no list was answered: their
+// requests tell nothing.
+func (r *judgement) noLists() []Failure {
+	lists, firstFailed := make([]int, len(r.h.Bases)), make([]*op, len(r.h.Bases))
+	for i := range r.ops {
+		if o := &r.ops[i]; o.Kind == List && o.OK {
+			lists[o.Base]++
+		} else if o.Kind == List && firstFailed[o.Base] == nil {
+			firstFailed[o.Base] = o
 		}
 	}
+	var out []Failure
+	for b, n := range lists {
+		if n == 0 {
+			f := Failure{Kind: NoLists, Pet: -1, Count: 1, Base: b, Bound: r.opt.Staleness}
+			if o := firstFailed[b]; o != nil {
+				f.Ops = []Involved{{Index: o.idx, Role: RoleFailedList}}
+			}
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// decision is what the linearizability check decided: the pieces of the
+// history, those found not linearizable (in order), how many were not
+// checked in time, how many operations were, with a bound the request no
+// order survived (-1 when none), and how it went, in words for Detail.
+type decision struct {
+	pieces             []piece
+	illegal            []int
+	unchecked, checked int
+	stuck              int
+	how                string
+}
+
+// decide checks the history for linearizability, each list's call moved d
+// earlier, within limit: porcupine for strict histories, the sweep with a
+// bound (moved lists overlap too many updates for porcupine's search).
+func (r *judgement) decide(d int64, limit time.Duration) decision {
+	start := time.Now()
+	deadline := start.Add(limit)
+	dec := decision{pieces: r.pieces(d), stuck: -1}
+	if d == 0 {
+		var longest int
+		dec.illegal, dec.unchecked, dec.checked, longest = r.check(dec.pieces, deadline)
+		dec.how = fmt.Sprintf("%d operations in %d pieces (the longest %d) checked for linearizability in %v: %d not linearizable, %d not checked in time",
+			dec.checked, len(dec.pieces), longest, time.Since(start).Round(time.Millisecond), len(dec.illegal), dec.unchecked)
+		return dec
+	}
+	ok, known, at := r.sweep(d, deadline)
+	dec.checked = r.counts.Lists + r.counts.Updates - r.counts.LeftOut
+	switch {
+	case !known:
+		dec.unchecked = len(dec.pieces)
+		dec.how = fmt.Sprintf("%d operations not checked in time for linearizability, each list's call moved %s earlier (the staleness bound)", dec.checked, msOf(d))
+		return dec
+	case !ok:
+		dec.stuck = at
+		dec.illegal = []int{r.pieceOf(dec.pieces, at)}
+	}
+	dec.how = fmt.Sprintf("%d operations checked for linearizability, each list's call moved %s earlier (the staleness bound), in %v: %s",
+		dec.checked, msOf(d), time.Since(start).Round(time.Millisecond), map[bool]string{true: "linearizable", false: "not linearizable"}[ok])
+	return dec
+}
+
+// detail says what was judged and what it cost (how).
+func (r *judgement) detail(how string) string {
+	h, n := r.h, r.counts
 	bases := "1 base URL"
 	if len(h.Bases) > 1 {
 		bases = fmt.Sprintf("%d base URLs", len(h.Bases))
 	}
-	v.Detail = fmt.Sprintf("%d clients over %s for %v, pets %s: %d lists (%d more failed, dropped), %d updates (%d of unknown outcome, %d of them shown by no list and left out); %s",
-		h.Clients, bases, h.Duration, r.petNames(), r.nLists, r.nFailedLists, r.nUpdates, r.nUnknown, r.dropped, how)
-	switch {
-	case len(illegal) > 0:
-		if len(ex.findings) == 0 {
-			first := pieces[illegal[0]].ops
-			where := fmt.Sprintf("porcupine found none in %d of %d pieces of the history, the first from %s to %s", len(illegal), len(pieces), at(first[0].Return), at(first[len(first)-1].Return))
-			if stuck >= 0 {
-				where = "no order survives " + r.describeOp(&r.ops[stuck])
-			}
-			why := "see the picture (-consistency-html) for how far the best order got"
-			if set, pet := r.smallest(pieces[illegal[0]].ops, time.Now().Add(min(limit, smallestFor))); set != nil {
-				why = r.describeSmallest(set, pet)
-			}
-			v.fail(linearizable(d), "no order of the requests, each at an instant between its call and its return, could have been produced by one copy of the inventory (%s), "+
-				"though no single list or update breaks a rule on its own: %s", where, why)
+	return fmt.Sprintf("%d clients over %s for %v, pets %s: %d lists (%d more failed, dropped), %d updates (%d of unknown outcome, %d of them shown by no list and left out); %s",
+		h.Clients, bases, h.Duration, petNames(h), n.Lists, n.FailedLists, n.Updates, n.Unknown, n.LeftOut, how)
+}
+
+// unorderable is the failure of a history that porcupine (or the sweep)
+// found no order of though no direct rule names a cause: the first piece
+// not linearizable, and the smallest set of its requests found that
+// cannot be ordered.
+func (r *judgement) unorderable(d int64, dec decision, limit time.Duration) Failure {
+	f := Failure{Kind: Unorderable, Pet: -1, Count: 1, Base: -1, Bound: time.Duration(d), Pieces: len(dec.illegal), OfPieces: len(dec.pieces)}
+	first := dec.pieces[dec.illegal[0]].ops
+	f.Span = [2]int64{first[0].Return, first[len(first)-1].Return}
+	if dec.stuck >= 0 {
+		f.Ops = append(f.Ops, Involved{Index: dec.stuck, Role: RoleStuck})
+	}
+	set, pet := r.smallest(first, time.Now().Add(min(limit, smallestFor)))
+	if set == nil {
+		return f
+	}
+	f.Pet = pet
+	for _, o := range set {
+		if o.Metadata == -1 {
+			from := o.Output.(coutput).seen
+			f.From = slices.Clone(from[:len(r.h.Pets)])
+			continue
 		}
-	case unchecked > 0:
-		v.NotJudged = fmt.Sprintf("the linearizability check of %d pieces of the history (%d operations) did not finish in %v; check a shorter run (-consistency) or fewer clients (-consistency-clients)", unchecked, checked, limit)
-	case len(ex.findings) > 0:
-		// The direct rules are each sufficient for a violation, so
-		// porcupine cannot accept what they found: a bug here.
-		v.fail(linearizable(d), "conformancetest bug: porcupine accepted a history that the direct rules reject; the rules' findings above stand")
+		f.Ops = append(f.Ops, Involved{Index: o.Metadata.(int), Role: RoleMember})
 	}
-	if unchecked == 0 {
-		v.Observed, v.ObservedWords = r.observe(d, len(illegal) == 0, ex, time.Now().Add(limit))
-	} else {
-		v.ObservedWords = "not measured: the history was not judged in time"
-	}
-	if len(v.Failures) > 0 && opt.Picture != "" {
-		if err := r.draw(pieces, illegal, ex.findings, limit); err != nil {
-			v.fail("the picture of the history written", "the picture could not be written to %s: %v", opt.Picture, err)
-		} else {
-			v.Picture = opt.Picture
-		}
-	}
-	return v
+	return f
 }
 
 // prepare turns the history into the requests of the model: failed lists
@@ -232,7 +216,7 @@ func prepare(h *History, opt Options) *judgement {
 	}
 	r.ops = make([]op, len(h.Ops))
 	for i, o := range h.Ops {
-		r.ops[i] = op{Op: o, ret: o.Return}
+		r.ops[i] = op{Op: o, ret: o.Return, idx: i}
 	}
 	for i := range r.ops {
 		o := &r.ops[i]
@@ -240,23 +224,32 @@ func prepare(h *History, opt Options) *judgement {
 		switch {
 		case o.Kind == Update:
 			r.writes[o.Qty] = o
-			r.nUpdates++
+			r.counts.Updates++
 			if !o.Known {
-				r.nUnknown++
+				r.counts.Unknown++
 				o.ret = unknownReturn
 			}
 		case o.OK:
-			r.nLists++
+			r.counts.Lists++
 		default:
-			r.nFailedLists++
+			r.counts.FailedLists++
 		}
 	}
-	// The first list that showed each value written.
-	type seen struct {
-		ret   int64
-		round int
-	}
-	firstSeen := map[int64]seen{}
+	r.keepAndReach(r.firstSeen())
+	return r
+}
+
+// seen is when a value written was first shown: the return and the round
+// of the first list that showed it.
+type seen struct {
+	ret   int64
+	round int
+}
+
+// firstSeen finds the first list that showed each value written, and the
+// rounds' barriers.
+func (r *judgement) firstSeen() map[int64]seen {
+	first := map[int64]seen{}
 	r.barriers = make([]*op, r.rounds)
 	for i := range r.ops {
 		o := &r.ops[i]
@@ -266,14 +259,21 @@ func prepare(h *History, opt Options) *judgement {
 		if o.Kind != List || !o.OK {
 			continue
 		}
-		for s, q := range o.Seen[:len(h.Pets)] {
+		for s, q := range o.Seen[:len(r.h.Pets)] {
 			if w := r.writes[q]; w != nil && w.Slot == s {
-				if t, ok := firstSeen[q]; !ok || o.ret < t.ret {
-					firstSeen[q] = seen{o.ret, o.Round}
+				if t, ok := first[q]; !ok || o.ret < t.ret {
+					first[q] = seen{o.ret, o.Round}
 				}
 			}
 		}
 	}
+	return first
+}
+
+// keepAndReach marks the requests the model keeps, gives each update of
+// unknown outcome the return of the first list that showed it, and finds
+// each round's reach and last return.
+func (r *judgement) keepAndReach(firstSeen map[int64]seen) {
 	r.reach = make([]int, r.rounds)
 	for k := range r.reach {
 		r.reach[k] = k
@@ -290,7 +290,7 @@ func prepare(h *History, opt Options) *judgement {
 		case o.Kind == Update && !o.Known:
 			t, ok := firstSeen[o.Qty]
 			if !ok {
-				r.dropped++
+				r.counts.LeftOut++
 				r.keep[i] = false
 				continue
 			}
@@ -304,7 +304,6 @@ func prepare(h *History, opt Options) *judgement {
 	for k := 1; k < r.rounds; k++ {
 		r.lastReturn[k] = max(r.lastReturn[k], r.lastReturn[k-1])
 	}
-	return r
 }
 
 // piece is a run of rounds checked on its own, as porcupine's operations,
@@ -423,7 +422,7 @@ func (r *judgement) check(pieces []piece, deadline time.Time) (illegal []int, un
 // whether the history passed at d, the bound it was judged against.
 func (r *judgement) observe(d int64, passed bool, ex explanation, deadline time.Time) (*time.Duration, string) {
 	if ex.always != "" {
-		return nil, "none: no staleness bound makes this history pass, since " + ex.always
+		return nil, "none: no staleness bound makes this history pass, since " + alwaysWords[ex.always]
 	}
 	const ms = int64(time.Millisecond)
 	failMs := ceilDiv(ex.need, ms) - 1 // every bound below need fails

@@ -2,7 +2,6 @@ package linearize
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/anishathalye/porcupine"
 )
@@ -70,26 +69,14 @@ func (r *judgement) modelOf(only int) porcupine.Model {
 			in, out := input.(cinput), output.(coutput)
 			switch {
 			case in.pin:
-				return "state at the barrier " + r.describeState(out.seen)
+				return "state at the barrier " + describeState(r.h, out.seen)
 			case in.list:
-				return "list " + r.describeState(out.seen)
+				return "list " + describeState(r.h, out.seen)
 			case !out.known:
 				return fmt.Sprintf("pet %d := %d (outcome unknown)", r.h.Pets[in.slot].ID, in.qty)
 			}
 			return fmt.Sprintf("pet %d := %d → %d", r.h.Pets[in.slot].ID, in.qty, out.got)
 		},
-		DescribeState: func(state any) string { return r.describeState(state.(mstate).q) },
+		DescribeState: func(state any) string { return describeState(r.h, state.(mstate).q) },
 	}
-}
-
-func (r *judgement) describeState(st cstate) string {
-	var parts []string
-	for i, p := range r.h.Pets {
-		if st[i] == -1 {
-			parts = append(parts, fmt.Sprintf("%d: missing", p.ID))
-			continue
-		}
-		parts = append(parts, fmt.Sprintf("%d: %d", p.ID, st[i]))
-	}
-	return "{" + strings.Join(parts, ", ") + "}"
 }

@@ -1,9 +1,7 @@
 package linearize
 
 import (
-	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/anishathalye/porcupine"
@@ -103,29 +101,4 @@ func (r *judgement) shownBy(ops []porcupine.Operation, o porcupine.Operation) bo
 		}
 	}
 	return false
-}
-
-// describeSmallest says in words which requests of the set ops cannot be
-// ordered, and from which state.
-func (r *judgement) describeSmallest(ops []porcupine.Operation, pet int) string {
-	var parts []string
-	from := ""
-	for _, o := range ops {
-		if o.Metadata == -1 {
-			from = r.describeState(o.Output.(coutput).seen)
-			continue
-		}
-		parts = append(parts, r.describeOp(&r.ops[o.Metadata.(int)]))
-	}
-	const most = 12
-	more := ""
-	if len(parts) > most {
-		more = fmt.Sprintf("; and %d more", len(parts)-most)
-		parts = parts[:most]
-	}
-	whose := "several pets together"
-	if pet >= 0 {
-		whose = fmt.Sprintf("pet %d", r.h.Pets[pet].ID)
-	}
-	return fmt.Sprintf("the smallest set of requests found that cannot be ordered, of %s, from the state %s: %s%s", whose, from, strings.Join(parts, "; "), more)
 }

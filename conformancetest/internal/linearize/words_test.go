@@ -1,6 +1,8 @@
 package linearize
 
 import (
+	"bytes"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -38,8 +40,8 @@ func TestTakenBackWrite(t *testing.T) {
 			list(2, 1, 5*ms, 6*ms, 5, 0, 12),
 		)
 		v := Judge(h, Options{})
-		if len(v.Failures) != 1 {
-			t.Fatalf("known %v: %q", known, v.Failures)
+		if len(v.Failures) != 1 || v.Failures[0].Kind != WriteTakenBack {
+			t.Fatalf("known %v: %v", known, kinds(v))
 		}
 		p := v.Failures[0].Problem
 		for _, want := range []string{"a write taken back", "the list by client 2 through http://b/v1, sent at 0.005s", "the list by client 1 through http://a/v1, sent at 0.002s and answered at 0.003s",
@@ -52,7 +54,7 @@ func TestTakenBackWrite(t *testing.T) {
 		// Within a bound of 2 ms (the second list sent 2 ms after the
 		// first was answered), it may be that stale.
 		if v := Judge(h, Options{Staleness: 2 * time.Millisecond}); len(v.Failures) > 0 {
-			t.Errorf("known %v, at 2 ms: %q", known, v.Failures)
+			t.Errorf("known %v, at 2 ms: %v", known, kinds(v))
 		}
 	}
 }
@@ -74,8 +76,8 @@ func TestSmallestUnorderableSet(t *testing.T) {
 		list(2, 0, 152*ms, 153*ms, 1000000, 1000001, 1000002),
 	)
 	v := Judge(h, Options{})
-	if len(v.Failures) != 1 {
-		t.Fatalf("%q", v.Failures)
+	if len(v.Failures) != 1 || v.Failures[0].Kind != Unorderable || v.Failures[0].Pet != -1 {
+		t.Fatalf("%v", kinds(v))
 	}
 	p := v.Failures[0].Problem
 	t.Log(p)
@@ -103,11 +105,116 @@ func TestSmallestUnorderableSet(t *testing.T) {
 		list(3, 1, 60*ms, 90*ms, 1000001, 0, 12),
 	)
 	v = Judge(h, Options{})
-	if len(v.Failures) != 1 {
-		t.Fatalf("%q", v.Failures)
+	if len(v.Failures) != 1 || v.Failures[0].Kind != Unorderable || v.Failures[0].Pet != 0 {
+		t.Fatalf("%v", kinds(v))
 	}
 	t.Log(v.Failures[0].Problem)
 	if !strings.Contains(v.Failures[0].Problem, "cannot be ordered, of pet 1") {
 		t.Errorf("not named as pet 1's: %s", v.Failures[0].Problem)
+	}
+}
+
+// TestWordsOfEveryKind: the words of each kind of failure name what its
+// data holds: the requests involved, with their clients, base URLs and
+// times, the pet and the quantities, and how many there were.
+func TestWordsOfEveryKind(t *testing.T) {
+	h := wordsHistory(
+		update(0, 0, 0, 1*ms, 0, 1000000, true),      // 0
+		list(1, 1, 2*ms, 3*ms, 1000000, 1000001, 12), // 1
+		update(2, 1, 4*ms, 5*ms, 1, 1000001, true),   // 2
+		list(3, 0, 20*ms, 21*ms, 5, 0, 12),           // 3
+		Op{Client: 1, Base: 1, Kind: List, Call: 30 * ms, Return: 31 * ms, Answer: "503 (code \"unavailable\")"}, // 4
+	)
+	h.Ops[2].Got = 1000000
+	for _, tc := range []struct {
+		f    Failure
+		want []string
+	}{
+		{Failure{Kind: NoLists, Base: 1, Ops: []Involved{{4, RoleFailedList}}},
+			[]string{"no list through http://b/v1 was answered in 1s (the first: 503 (code \"unavailable\"))", "cannot be judged consistent"}},
+		{Failure{Kind: OlderThanBound, Pet: 0, Count: 3, ByBase: []int{3, 0}, Bound: 10 * time.Millisecond, Ops: []Involved{{3, RoleList}, {0, RoleMissed}}},
+			[]string{"3 such requests; the first: the list by client 3 through http://a/v1, sent at 0.020s and answered at 0.021s showed pet 1 at quantity 5 (the quantity before the run)",
+				"and so missed the update of pet 1 to 1000000 by client 0 through http://a/v1, sent at 0.000s and answered 200 at 0.001s, answered 19 ms before the list was sent: 9.0 ms more than the staleness bound of 10 ms",
+				"; stale lists by base URL: http://a/v1: 3, http://b/v1: 0"}},
+		{Failure{Kind: MissedUpdate, Pet: 0, Count: 1, ByBase: []int{1, 0}, Ops: []Involved{{3, RoleList}, {0, RoleMissed}}},
+			[]string{"and so missed the update of pet 1 to 1000000", "answered 19 ms before the list was sent; stale lists by base URL: http://a/v1: 1"}},
+		{Failure{Kind: FutureWrite, Pet: 1, Count: 1, Ops: []Involved{{1, RoleList}, {2, RoleWrittenBy}}},
+			[]string{"the list by client 1 through http://b/v1, sent at 0.002s and answered at 0.003s showed pet 2 at quantity 1000001, written by the update of pet 2 to 1000001 by client 2", "a write sent after the list was answered"}},
+		{Failure{Kind: NeverWritten, Pet: 2, Count: 2, Ops: []Involved{{1, RoleList}}},
+			[]string{"2 such requests; the first: the list by client 1", "showed pet 3 at quantity 12, a write that was never made (no update of the run sent it to pet 3"}},
+		{Failure{Kind: MissingPet, Pet: 2, Count: 1, Ops: []Involved{{3, RoleList}}},
+			[]string{"the list by client 3 through http://a/v1, sent at 0.020s and answered at 0.021s lacked pet 3, which the run only updated"}},
+		{Failure{Kind: AnotherWrite, Pet: 1, Count: 1, Ops: []Involved{{2, RoleUpdate}, {0, RoleWrittenBy}}},
+			[]string{"the update of pet 2 to 1000001 by client 2 through http://b/v1, sent at 0.004s and answered 200 at 0.005s carried quantity 1000000, not its own write: the write of the update of pet 1 to 1000000 by client 0"}},
+		{Failure{Kind: MixedInstants, Pet: 0, Count: 1, Ops: []Involved{{1, RoleList}, {2, RoleNewest}, {0, RoleMissed}}},
+			[]string{"the list by client 1 through http://b/v1, sent at 0.002s and answered at 0.003s mixed two instants: it showed pet 2 at 1000001, written by the update of pet 2 to 1000001",
+				"and pet 1 at 1000000 although the update of pet 1 to 1000000 by client 0", "answered before that write was sent, had replaced it"}},
+		{Failure{Kind: Unorderable, Pet: -1, Count: 1, Pieces: 2, OfPieces: 5, Span: [2]int64{1 * ms, 40 * ms}},
+			[]string{"no order of the requests", "(porcupine found none in 2 of 5 pieces of the history, the first from 0.001s to 0.040s)", "see the picture (-consistency-html)"}},
+		{Failure{Kind: CheckerBug, Pet: -1, Count: 1},
+			[]string{"conformancetest bug: porcupine accepted a history that the direct rules reject"}},
+	} {
+		problem, expected := Words(h, tc.f)
+		for _, want := range tc.want {
+			if !strings.Contains(problem, want) {
+				t.Errorf("%s: %q missing from: %s", tc.f.Kind, want, problem)
+			}
+		}
+		moved := strings.Contains(expected, "moved 10 ms earlier (the staleness bound)")
+		if tc.f.Kind != NoLists && (!strings.Contains(expected, "CONTRACT.md §Consistency") || moved != (tc.f.Bound > 0)) {
+			t.Errorf("%s: expected %q", tc.f.Kind, expected)
+		}
+	}
+}
+
+// TestObservedWords: the observed staleness says 0 as strict, and for a
+// history no bound makes pass, why.
+func TestObservedWords(t *testing.T) {
+	h := simulate(8, 4, 500*time.Millisecond, simPets)
+	if v := Judge(h, Options{}); !strings.HasPrefix(v.ObservedWords, "0 (strict") {
+		t.Errorf("strict: %s", v.ObservedWords)
+	}
+	for i := range h.Ops {
+		if o := &h.Ops[i]; o.Kind == List && o.Round == 2 {
+			o.Seen[1] = 424242
+			break
+		}
+	}
+	if v := Judge(h, Options{}); !strings.Contains(v.ObservedWords, "none: no staleness bound makes this history pass, since a list showed a write that was never made") {
+		t.Errorf("never made: %s", v.ObservedWords)
+	}
+}
+
+// TestDraw: a failed verdict draws its picture, an HTML page that marks
+// the violation with its words; a passed verdict and one read back from
+// a file have none.
+func TestDraw(t *testing.T) {
+	h := simulate(2, 4, 300*time.Millisecond, simPets)
+	if v := Judge(h, Options{}); v.Draw(io.Discard) != ErrNoPicture {
+		t.Errorf("a passed verdict drew a picture")
+	}
+	i := len(h.Ops) / 2
+	for h.Ops[i].Kind != List || !h.Ops[i].OK {
+		i++
+	}
+	h.Ops[i].Seen[1] = 424242
+	v := Judge(h, Options{})
+	var page bytes.Buffer
+	if err := v.Draw(&page); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(page.String(), "<html") || !strings.Contains(page.String(), "a write that was never made") {
+		t.Errorf("the picture (%d bytes) does not mark the violation", page.Len())
+	}
+	var saved bytes.Buffer
+	if err := WriteHistory(&saved, h, time.Now(), 0, &v); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadHistory(&saved)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Verdict.Failures[0].Kind != NeverWritten || back.Verdict.Draw(io.Discard) != ErrNoPicture {
+		t.Errorf("read back: %v", kinds(*back.Verdict))
 	}
 }

@@ -39,3 +39,35 @@ func TestConsistencyInEveryReport(t *testing.T) {
 		t.Errorf("JSON: %s", b)
 	}
 }
+
+// TestConsistencyFailureKinds: a consistency failure's kind, count,
+// stale lists by base URL and operations are in the JSON report, and its
+// words in the text report.
+func TestConsistencyFailureKinds(t *testing.T) {
+	f := Failure{Problem: "the list by client 1 … missed the update", Expected: "every request …", Kind: "missed-update", Count: 3,
+		ByBaseURL:  map[string]int{"http://a/v1": 0, "http://b/v1": 3},
+		Operations: []Operation{{Index: 7, Role: "list", Kind: "list", Client: 1, BaseURL: "http://b/v1", CallNs: 10, ReturnNs: 20}}}
+	rep := &Report{BaseURL: "http://a/v1", Level: LevelContract, Results: []Result{{Name: "consistency/linearizable", Outcome: Fail, Failures: []Failure{f}}}}
+	b, err := json.Marshal(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Report
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	got := back.Results[0].Failures[0]
+	if got.Kind != f.Kind || got.Count != 3 || got.ByBaseURL["http://b/v1"] != 3 || len(got.Operations) != 1 || got.Operations[0] != f.Operations[0] {
+		t.Errorf("JSON round trip: %+v", got)
+	}
+	if !strings.Contains(string(b), `"kind":"missed-update"`) {
+		t.Errorf("JSON: %s", b)
+	}
+	var text bytes.Buffer
+	if err := rep.WriteText(&text, false); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), f.Problem) {
+		t.Errorf("the text report lacks the words:\n%s", text.String())
+	}
+}

@@ -87,6 +87,14 @@ type ConsistencyResult struct {
 	// (Config.ConsistencyFaults), in the order they were applied, each
 	// with what it cost.
 	Faults []FaultResult `json:"faults,omitempty"`
+	// The requests of the history, by what became of them: lists
+	// answered 200, lists that failed (dropped), updates, those of
+	// unknown outcome, and of those the ones no list showed (left out).
+	Lists          int `json:"lists"`
+	FailedLists    int `json:"failedLists"`
+	Updates        int `json:"updates"`
+	UnknownUpdates int `json:"unknownUpdates"`
+	LeftOut        int `json:"leftOutUpdates"`
 }
 
 // FaultResult is one fault of a consistency run's schedule: when it was
@@ -201,6 +209,45 @@ type Failure struct {
 	// Curl reproduces the request; it reads the key from the environment
 	// variable INVENTORY_API_KEY.
 	Curl string `json:"curl,omitempty"`
+	// Kind names what broke the rule, in a form programs compare (the
+	// consistency check's: "missed-update", "write-taken-back", …); ""
+	// for the checks whose failures are one request's answer.
+	Kind string `json:"kind,omitempty"`
+	// Count is how many requests broke the rule the same way, when the
+	// failure names the first of several (0: one).
+	Count int `json:"count,omitempty"`
+	// ByBaseURL counts, for stale lists (the consistency check's
+	// "missed-update" and "older-than-bound"), those through each base
+	// URL.
+	ByBaseURL map[string]int `json:"byBaseURL,omitempty"`
+	// Operations are the requests of the consistency run's history
+	// involved, each with its place in the history and what it did there.
+	Operations []Operation `json:"operations,omitempty"`
+	// AfterFault is the fault of the consistency run's schedule the
+	// failure followed (as given: "6s redis-failover"): the last applied
+	// before the latest of its requests was sent; "" when none was.
+	AfterFault string `json:"afterFault,omitempty"`
+}
+
+// Operation is a request of the consistency run's history involved in a
+// failure.
+type Operation struct {
+	// Index is its place in the history (the requests ordered by call,
+	// as -consistency-history saves them, from 0).
+	Index int `json:"index"`
+	// Role is what it did in the failure: "list" (the list that broke
+	// the rule), "missed" (the update it missed), "written-by", …
+	Role    string `json:"role"`
+	Kind    string `json:"kind"` // "list" or "update"
+	Client  int    `json:"client"`
+	BaseURL string `json:"baseURL"`
+	// CallNs and ReturnNs are when it was sent and answered, in
+	// nanoseconds since the run started.
+	CallNs   int64 `json:"callNs"`
+	ReturnNs int64 `json:"returnNs"`
+	// An update's pet and the quantity it sent.
+	Pet      int64 `json:"petId,omitempty"`
+	Quantity int64 `json:"quantity,omitempty"`
 }
 
 // Exchange records one request and its answer, key removed.

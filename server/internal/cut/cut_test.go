@@ -2,6 +2,7 @@ package cut
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -229,24 +229,37 @@ func cutAfterExec(t *testing.T, servers []*proctest.Server) int64 {
 
 // consistency runs inventory-conformance's consistency check through the
 // servers for d, and returns its outcome, its detail line and how many
-// of its updates were of unknown outcome (each a 503 here).
+// of its updates were of unknown outcome (each a 503 here), read from its
+// JSON report (its counts, not its words).
 func consistency(t *testing.T, servers []*proctest.Server, d time.Duration) (outcome, detail string, unknown int64, out string) {
-	args := []string{"-run", "^consistency/", "-consistency", d.String()}
+	args := []string{"-json", "-run", "^consistency/", "-consistency", d.String()}
 	for _, s := range servers {
 		args = append(args, "-base-url", s.Base+"/v1")
 	}
 	cmd := exec.Command(conformanceBin, args...)
 	cmd.Env = append(os.Environ(), "INVENTORY_API_KEY="+apiKey)
-	b, _ := cmd.CombinedOutput()
-	out = string(b)
-	if m := regexp.MustCompile(`(?m)^(PASS|FAIL|SKIP) +consistency/linearizable`).FindStringSubmatch(out); m != nil {
-		outcome = m[1]
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	_ = cmd.Run() // its exit status is its outcome's
+	out = stdout.String() + stderr.String()
+	var rep struct {
+		Results []struct {
+			Name, Outcome, Detail string
+			Consistency           *struct {
+				UnknownUpdates int64 `json:"unknownUpdates"`
+			}
+		}
 	}
-	if m := regexp.MustCompile(`(?m)^consistency/linearizable: (.*)$`).FindStringSubmatch(out); m != nil {
-		detail = m[1]
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		return "", "", 0, out
 	}
-	if m := regexp.MustCompile(`\d+ updates \((\d+) of unknown outcome`).FindStringSubmatch(detail); m != nil {
-		unknown, _ = strconv.ParseInt(m[1], 10, 64)
+	for _, r := range rep.Results {
+		if r.Name == "consistency/linearizable" {
+			outcome, detail = strings.ToUpper(r.Outcome), r.Detail
+			if r.Consistency != nil {
+				unknown = r.Consistency.UnknownUpdates
+			}
+		}
 	}
 	return outcome, detail, unknown, out
 }

@@ -1,0 +1,194 @@
+package linearize
+
+import (
+	"errors"
+	"io"
+	"time"
+)
+
+// Verdict is the judgement of a history, as data: each failure a kind and
+// the requests involved, worded by Words.
+type Verdict struct {
+	// Failures are what broke the promise; none when the history passed
+	// (or was not judged).
+	Failures []Failure
+	// NotJudged says why there is no verdict (the checker ran out of
+	// time), "" when there is one.
+	NotJudged string
+	// Detail says what was judged and what it cost.
+	Detail string
+	// Counts are the requests the history held, by what became of them.
+	Counts Counts
+	// Observed is the observed staleness: the smallest bound, to the
+	// millisecond, for which the history passes (0 for a history that
+	// passes strictly); nil when no bound makes it pass or none was
+	// found in time. ObservedWords says it in words, and why when nil.
+	Observed      *time.Duration
+	ObservedWords string
+
+	// drawing is what Draw draws; nil for a verdict read back from a
+	// file.
+	drawing *drawing
+}
+
+// Counts are the requests of a judged history.
+type Counts struct {
+	Lists       int // lists answered 200
+	FailedLists int // lists that failed, dropped from the history
+	Updates     int // every update
+	Unknown     int // updates of unknown outcome
+	LeftOut     int // of those, the ones no list showed, left out
+}
+
+// FailureKind names what broke the promise. Its string is stable: the
+// JSON report and the saved history carry it, and programs compare it.
+type FailureKind string
+
+// The kinds of failure.
+const (
+	// NoLists: no list through a base URL was answered 200, so its
+	// requests tell nothing.
+	NoLists FailureKind = "no-lists"
+	// MissedUpdate: judged strictly, a list missed an update answered
+	// before the list was sent.
+	MissedUpdate FailureKind = "missed-update"
+	// OlderThanBound: judged against a staleness bound, a list missed an
+	// update answered more than the bound before the list was sent.
+	OlderThanBound FailureKind = "older-than-bound"
+	// WriteTakenBack: a list showed an older value than a list answered
+	// before it was sent had shown.
+	WriteTakenBack FailureKind = "write-taken-back"
+	// MixedInstants: a list showed one pet before an update that had
+	// been answered before another pet's shown write was sent.
+	MixedInstants FailureKind = "mixed-instants"
+	// FutureWrite: a list showed a write sent after the list was
+	// answered.
+	FutureWrite FailureKind = "future-write"
+	// NeverWritten: a list showed a value no update of the run wrote.
+	NeverWritten FailureKind = "never-written"
+	// MissingPet: a list lacked a pet the run only updated.
+	MissingPet FailureKind = "missing-pet"
+	// AnotherWrite: an update's answer carried another write than its
+	// own (another client's body, say).
+	AnotherWrite FailureKind = "another-write"
+	// Unorderable: no order of a set of requests could have been
+	// produced by one copy of the inventory, though no single request
+	// breaks a rule on its own.
+	Unorderable FailureKind = "unorderable"
+	// CheckerBug: porcupine accepted a history that the direct rules
+	// reject: a bug of the checker.
+	CheckerBug FailureKind = "checker-bug"
+)
+
+// Role is what a request involved in a failure did there.
+type Role string
+
+// The roles.
+const (
+	// RoleList is the list that broke the rule.
+	RoleList Role = "list"
+	// RoleUpdate is the update whose answer carried another write.
+	RoleUpdate Role = "update"
+	// RoleWrittenBy is the update that wrote the value shown (or, for
+	// AnotherWrite, the value the answer carried); absent for the
+	// quantity before the run.
+	RoleWrittenBy Role = "written-by"
+	// RoleMissed is the update the list missed.
+	RoleMissed Role = "missed"
+	// RoleNewest is, for MixedInstants, the write of the newest value
+	// the list showed.
+	RoleNewest Role = "newest"
+	// RoleShownBy is, for WriteTakenBack, the earlier list that had
+	// shown the write taken back.
+	RoleShownBy Role = "shown-by"
+	// RoleTakenBack is the write taken back.
+	RoleTakenBack Role = "taken-back"
+	// RoleStuck is, for Unorderable against a bound, the request whose
+	// end no order survived.
+	RoleStuck Role = "stuck"
+	// RoleMember is one of the smallest set of requests found that
+	// cannot be ordered.
+	RoleMember Role = "member"
+	// RoleFailedList is, for NoLists, the first list through the base
+	// URL, which failed.
+	RoleFailedList Role = "failed-list"
+)
+
+// Involved is a request involved in a failure: its index in History.Ops
+// and what it did there.
+type Involved struct {
+	Index int
+	Role  Role
+}
+
+// Failure is one thing that broke the promise, as data; Problem and
+// Expected are its words (Words).
+type Failure struct {
+	Kind FailureKind
+	// Ops are the requests involved: for a counted kind, the first
+	// case's.
+	Ops []Involved
+	// Pet is the pet it is about, an index in History.Pets; -1 for none
+	// or several.
+	Pet int
+	// Count is how many requests broke the rule (1 for a kind that is
+	// not counted).
+	Count int
+	// Base is, for NoLists, the base URL (an index in History.Bases);
+	// -1 otherwise.
+	Base int
+	// ByBase counts, for MissedUpdate and OlderThanBound, the stale
+	// lists through each base URL.
+	ByBase []int
+	// Bound is the staleness bound the history was judged against.
+	Bound time.Duration
+	// Pieces, OfPieces and Span are, for Unorderable without a stuck
+	// request, how many pieces of the history porcupine found no order
+	// of, out of how many, and the first one's first and last return.
+	Pieces, OfPieces int
+	Span             [2]int64
+	// From is, for Unorderable, the state the smallest set of requests
+	// found starts from (a quantity per pet); nil when none was found in
+	// time.
+	From []int64
+
+	Problem  string
+	Expected string
+}
+
+// Op returns the index of the request with role r, and whether one is.
+func (f *Failure) Op(r Role) (int, bool) {
+	for _, x := range f.Ops {
+		if x.Role == r {
+			return x.Index, true
+		}
+	}
+	return -1, false
+}
+
+// Outcome is the verdict in one word: "fail" when something broke the
+// promise, "not judged" when the checker ran out of time, else "pass".
+func (v *Verdict) Outcome() string {
+	switch {
+	case len(v.Failures) > 0:
+		return "fail"
+	case v.NotJudged != "":
+		return "not judged"
+	}
+	return "pass"
+}
+
+// ErrNoPicture is Draw's error for a verdict that has no picture: one
+// read back from a file, or of a history that passed.
+var ErrNoPicture = errors.New("linearize: the verdict has no picture")
+
+// Draw writes porcupine's picture of the failed history to w: the pieces
+// found not linearizable (or every piece when a direct rule found what
+// porcupine had no time to), the violations marked. Judge writes no file:
+// its caller draws where it is asked to.
+func (v *Verdict) Draw(w io.Writer) error {
+	if v.drawing == nil || len(v.Failures) == 0 {
+		return ErrNoPicture
+	}
+	return v.drawing.draw(w, v.Failures)
+}
