@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -121,6 +123,12 @@ func TestFaultScheduleCost(t *testing.T) {
 	var text bytes.Buffer
 	if err := rep.WriteText(&text, false); err != nil || !strings.Contains(text.String(), `fault "`+fault+`": exec applied at`) {
 		t.Errorf("the text report has no line for the fault: %v\n%s", err, text.String())
+	}
+	for name, write := range map[string]func(io.Writer) error{"JUnit": rep.WriteJUnit, "HTML": rep.WriteHTML} {
+		var b bytes.Buffer
+		if err := write(&b); err != nil || !strings.Contains(b.String(), "exec applied at "+fmt.Sprintf("%.3fs", fr.AppliedAt.Seconds())) {
+			t.Errorf("the %s report has no line for the fault: %v", name, err)
+		}
 	}
 	js, _ := json.Marshal(rep)
 	if !bytes.Contains(js, []byte(`"faults":[{"fault":`)) || !bytes.Contains(js, []byte(`"windowNs":`)) {
