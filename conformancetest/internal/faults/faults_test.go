@@ -214,3 +214,34 @@ func TestExec(t *testing.T) {
 		t.Errorf("a command past its limit: %v", err)
 	}
 }
+
+// TestTLS: rediss:// with the CA file reaches a Redis that speaks TLS
+// only; without the CA its certificate is refused, and a plain redis://
+// URL gets no answer it can read.
+func TestTLS(t *testing.T) {
+	addr, ca := redisproc.StartTLS(t, "--requirepass", "tls-pw")
+	ctx := context.Background()
+	tg, err := ParseURL("rediss://:tls-pw@"+addr, ca)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tg.Check(ctx, false, "inventory"); err != nil {
+		t.Fatalf("rediss:// with the CA: %v", err)
+	}
+	if note, err := tg.Pause(ctx, 10*time.Millisecond); err != nil {
+		t.Errorf("Pause over TLS: %q, %v", note, err)
+	}
+	noCA, _ := ParseURL("rediss://:tls-pw@"+addr, "")
+	if err := noCA.Check(ctx, false, "inventory"); err == nil || !strings.Contains(err.Error(), "certificate") {
+		t.Errorf("rediss:// without the CA: want a certificate error, got %v", err)
+	}
+	// redis:// with the CA file turns TLS on, as the server's setting does.
+	on, _ := ParseURL("redis://:tls-pw@"+addr, ca)
+	if err := on.Check(ctx, false, "inventory"); err != nil {
+		t.Errorf("redis:// with the CA file: %v", err)
+	}
+	plain, _ := ParseURL("redis://:tls-pw@"+addr, "")
+	if err := plain.Check(ctx, false, "inventory"); err == nil {
+		t.Error("plain redis:// to a TLS port: want an error")
+	}
+}

@@ -19,6 +19,22 @@ import (
 // does), where that is a failure.
 func Start(t testing.TB, args ...string) string {
 	t.Helper()
+	return start(t, "--port", args)
+}
+
+// StartTLS starts a redis-server that speaks TLS only, with a
+// certificate for 127.0.0.1 that a CA of the test's own signs, and
+// returns its address and the CA's PEM file.
+func StartTLS(t testing.TB, args ...string) (addr, caFile string) {
+	t.Helper()
+	dir := t.TempDir()
+	caFile, cert, key := writeCerts(t, dir)
+	args = append([]string{"--tls-cert-file", cert, "--tls-key-file", key, "--tls-ca-cert-file", caFile, "--tls-auth-clients", "no", "--port", "0"}, args...)
+	return start(t, "--tls-port", args), caFile
+}
+
+func start(t testing.TB, portFlag string, args []string) string {
+	t.Helper()
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		if os.Getenv("REDIS_REQUIRED") != "" {
 			t.Fatal("redis-server is not installed and REDIS_REQUIRED is set")
@@ -33,7 +49,7 @@ func Start(t testing.TB, args ...string) string {
 		}
 		port := l.Addr().(*net.TCPAddr).Port
 		l.Close()
-		cmd := exec.Command("redis-server", append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
+		cmd := exec.Command("redis-server", append([]string{portFlag, strconv.Itoa(port), "--bind", "127.0.0.1",
 			"--save", "", "--appendonly", "no", "--dir", dir, "--logfile", filepath.Join(dir, "log")}, args...)...)
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
