@@ -44,7 +44,9 @@ type Target struct {
 // (go-redis's and the store's cluster=): the faults use master_name,
 // addr, username, password, cluster and skip_verify, and accept the
 // others (time-outs, pool sizes) so that a deployment's own URL can be
-// given as it is.
+// given as it is. It is storage/redis's list again, since this module
+// may not import the root module; a parameter the store learns must be
+// added to both.
 var knownParams = []string{
 	"addr", "client_name", "cluster", "conn_max_idle_time", "conn_max_lifetime", "conn_max_lifetime_jitter",
 	"context_timeout_enabled", "db", "dial_timeout", "dialer_retries", "dialer_retry_timeout",
