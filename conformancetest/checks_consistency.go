@@ -2,6 +2,7 @@ package conformancetest
 
 import (
 	"cmp"
+	"context"
 	"math/rand/v2"
 	"net/http"
 	"slices"
@@ -74,8 +75,25 @@ func runConsistency(c *checker) {
 		r.slotOf[p.id] = i
 		r.avoid = append(r.avoid, p.qty)
 	}
+	sched, err := newSchedule(c.ctx, cfg, c.rn.scrub)
+	if err != nil {
+		c.rn.faultErr = err
+		return
+	}
+	// The run's own context, which a fault that cannot be applied ends;
+	// the check's is back for restoring.
+	outer := c.ctx
+	ctx, stop := context.WithCancel(outer)
+	defer stop()
+	c.ctx = ctx
 	started := time.Now()
-	ops := r.record(cfg.ConsistencyClients)
+	ops := r.record(cfg.ConsistencyClients, func(start time.Time) { sched.start(ctx, start, stop) })
+	applied, ferr := sched.wait()
+	c.ctx = outer
+	if ferr != nil {
+		c.rn.faultErr = ferr
+		return
+	}
 	if c.ctx.Err() != nil {
 		return // interrupted: runCheck says so, and restores
 	}
@@ -85,7 +103,7 @@ func runConsistency(c *checker) {
 	for i, b := range r.bases {
 		bases[i] = c.rn.scrub(b)
 	}
-	h := &linearize.History{Bases: bases, Clients: cfg.ConsistencyClients, Duration: r.until, Ops: ops}
+	h := &linearize.History{Bases: bases, Clients: cfg.ConsistencyClients, Duration: r.until, Ops: ops, Faults: applied}
 	for _, p := range r.pets {
 		h.Pets = append(h.Pets, linearize.Pet{ID: p.id, Qty: p.qty})
 	}
@@ -112,8 +130,9 @@ func runConsistency(c *checker) {
 // record runs the clients until the run's duration has passed and
 // returns every request they sent, ordered by call. They run in rounds of
 // consistencyRound, each ended by a barrier list (see consistencyRound).
-func (r *consistencyRun) record(clients int) []linearize.Op {
+func (r *consistencyRun) record(clients int, started func(time.Time)) []linearize.Op {
 	r.start = time.Now()
+	started(r.start)
 	var (
 		mu  sync.Mutex
 		all []linearize.Op

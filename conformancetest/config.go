@@ -103,6 +103,35 @@ type Config struct {
 	// verdict (JSON; the format is in the module's README).
 	// ReplayConsistency judges such a file again without the deployment.
 	ConsistencyHistory string
+	// ConsistencyFaults is the consistency run's fault schedule: each
+	// fault is applied at its offset from the start of the run, on the
+	// run's clock, and the report says when and what it cost (the
+	// window without a successful update, the answers other than 200,
+	// the updates of unknown outcome); a failure says which fault it
+	// followed. They need Consistency, and the redis-* kinds need
+	// ConsistencyRedis. A fault that cannot be applied stops the run:
+	// RunChecks returns ErrFault.
+	ConsistencyFaults []Fault
+	// ConsistencyRedis is the Redis the redis-* faults act on, a URL in
+	// the forms of the store's REDIS_URL: one node
+	// (redis://[user:password@]host:port, rediss://…, unix:///path), a
+	// Cluster (redis://host:port?addr=host2:port2, or ?cluster=true), a
+	// Sentinel-managed master (redis://sentinel:port?master_name=NAME&addr=…,
+	// the URL's credentials the sentinels', username= and password= the
+	// master's). Its password is never printed. The user needs
+	// "+ping +client|pause +client|kill +cluster|slots +cluster|failover"
+	// on the data nodes (the last two for a Cluster) and
+	// "+sentinel|get-master-addr-by-name +sentinel|failover" on the
+	// sentinels.
+	ConsistencyRedis string
+	// ConsistencyRedisCAFile, when not empty, holds the PEM CA
+	// certificates trusted for ConsistencyRedis's TLS certificates (as
+	// the server's INVENTORY_REDIS_CA_FILE), and turns TLS on.
+	ConsistencyRedisCAFile string
+	// ConsistencyRedisPrefix is the store's key prefix (default
+	// DefaultConsistencyRedisPrefix, the store's own): in a Cluster,
+	// redis-failover fails over the master of its slot.
+	ConsistencyRedisPrefix string
 	// MaxBodyBytes is the body limit the deployment is configured with
 	// (default DefaultMaxBodyBytes, the library's default of 16 KiB).
 	MaxBodyBytes int64
@@ -176,6 +205,9 @@ func (c Config) normalized() (Config, *regexp.Regexp, error) {
 	}
 	if c.ConsistencyStaleness < 0 {
 		return c, nil, fmt.Errorf("conformancetest: Config.ConsistencyStaleness %v is negative", c.ConsistencyStaleness)
+	}
+	if err := c.checkFaults(); err != nil {
+		return c, nil, err
 	}
 	if c.ConsistencyClients == 0 {
 		c.ConsistencyClients = DefaultConsistencyClients

@@ -38,7 +38,8 @@ func consistencyResult(h *linearize.History, v *linearize.Verdict, staleness tim
 	}
 	n := v.Counts
 	return failures, skip, &ConsistencyResult{Staleness: staleness, ObservedStaleness: v.Observed, Observed: v.ObservedWords,
-		Lists: n.Lists, FailedLists: n.FailedLists, Updates: n.Updates, UnknownUpdates: n.Unknown, LeftOut: n.LeftOut}, drawn
+		Lists: n.Lists, FailedLists: n.FailedLists, Updates: n.Updates, UnknownUpdates: n.Unknown, LeftOut: n.LeftOut,
+		Faults: faultResults(h)}, drawn
 }
 
 // consistencyFailure is a failure of the judgement of h as the report
@@ -59,6 +60,7 @@ func consistencyFailure(h *linearize.History, f linearize.Failure) Failure {
 		}
 		out.Operations = append(out.Operations, op)
 	}
+	attributeFault(&out, h.Faults)
 	return out
 }
 

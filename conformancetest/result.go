@@ -28,6 +28,10 @@ type Result = report.Result
 // (Result.Consistency).
 type ConsistencyResult = report.ConsistencyResult
 
+// FaultResult is one fault of the consistency run's schedule, when it
+// was applied and what it cost (ConsistencyResult.Faults).
+type FaultResult = report.FaultResult
+
 // Failure is one thing that did not hold, with the request that showed it.
 type Failure = report.Failure
 

@@ -88,6 +88,9 @@ type runner struct {
 	// foreign lists the answers of failures that came from something in
 	// front of the API.
 	foreign []foreignAnswer
+	// faultErr is set when a fault of the consistency run's schedule
+	// could not be applied (ErrFault): the run stops there.
+	faultErr error
 }
 
 // noteForeign remembers an answer that came from something in front of
@@ -201,6 +204,11 @@ func RunChecks(ctx context.Context, cfg Config) (*Report, error) {
 			res = Result{Name: ch.name, Source: ch.source, Rule: ch.rule, Outcome: Skip, Reason: "the run was interrupted before this check"}
 		} else {
 			res = rn.runCheck(ctx, ch)
+		}
+		if rn.faultErr != nil {
+			// A broken harness: nothing after it is judged.
+			rn.cfg.HTTPClient.CloseIdleConnections()
+			return nil, rn.faultErr
 		}
 		rep.Results = append(rep.Results, res)
 		if rn.cfg.Progress != nil {

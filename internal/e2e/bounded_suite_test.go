@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"io"
 	"maps"
 	"net/http"
 	"os"
@@ -12,7 +13,6 @@ import (
 	"time"
 
 	"github.com/petinventory/petinventory/internal/proctest"
-	"github.com/petinventory/petinventory/internal/redistest"
 )
 
 // The whole suite against the deployment recommended for speed:
@@ -28,19 +28,31 @@ import (
 // (Cache-Control: no-cache): the store as it is, whatever the bound.
 func strictQuantities(t *testing.T, base string) map[int64]int64 {
 	t.Helper()
-	req := authorized(t, base+"/inventory")
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, base+"/inventory", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+testKey)
 	req.Header.Set("Cache-Control", "no-cache")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := serveRecordedResponse(resp)
-	if rec.status != http.StatusOK {
-		t.Fatalf("GET %s/inventory: %d %s", base, rec.status, rec.body)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s/inventory: %d %s %v", base, resp.StatusCode, body, err)
 	}
-	q, err := quantities(rec)
-	if err != nil {
-		t.Fatal(err)
+	var items []struct {
+		PetID    int64 `json:"petId"`
+		Quantity int64 `json:"quantity"`
+	}
+	if err := json.Unmarshal(body, &items); err != nil {
+		t.Fatalf("GET %s/inventory: %v", base, err)
+	}
+	q := make(map[int64]int64, len(items))
+	for _, it := range items {
+		q[it.PetID] = it.Quantity
 	}
 	return q
 }
@@ -110,17 +122,6 @@ func boundedSuiteRuns(t *testing.T, args []string) {
 	}
 }
 
-// pauseRedisAt sends CLIENT PAUSE 2000 ALL to node at offset into a run
-// started at began: the one fault of TestBoundedConsistencyThroughPause,
-// on the run's clock.
-func pauseRedisAt(t *testing.T, node *redistest.Node, began time.Time, offset time.Duration) {
-	t.Helper()
-	time.Sleep(time.Until(began.Add(offset))) // a point of the run to pause at, not a wait for a state
-	if v, err := node.DoString("CLIENT", "PAUSE", "2000", "ALL"); err != nil || v != "OK" {
-		t.Errorf("CLIENT PAUSE 2000 ALL: %q, %v", v, err)
-	}
-}
-
 // heldRequests counts the requests of a saved history that took at
 // least d: those a pause of the store held.
 func heldRequests(t *testing.T, path string, d time.Duration) int {
@@ -157,13 +158,14 @@ func TestBoundedConsistencyThroughPause(t *testing.T) {
 	proctest.Long(t)
 	t.Parallel()
 	node := redisFor(t)
-	rs := startReplicas(t, "redis://"+node.Addr()+"/0", "e2e-bounded-pause", threeFrameworks, "-max-staleness", staleBound.String())
+	redisURL := "redis://" + node.Addr() + "/0"
+	rs := startReplicas(t, redisURL, "e2e-bounded-pause", threeFrameworks, "-max-staleness", staleBound.String())
 	before := strictQuantities(t, rs[0].base)
 	dir := t.TempDir()
 	for run := 1; run <= 6; run++ {
 		history := filepath.Join(dir, "history-"+strconv.Itoa(run)+".json")
-		cmd, stdout, stderr := start(t, commandBinary(t), consistencyArgs(stalenessRun, bases(rs), "-consistency-staleness", staleBound.String(), "-consistency-history", history)...)
-		pauseRedisAt(t, node, time.Now(), 4*time.Second)
+		cmd, stdout, stderr := start(t, commandBinary(t), consistencyArgs(stalenessRun, bases(rs), "-consistency-staleness", staleBound.String(), "-consistency-history", history,
+			"-consistency-redis", redisURL, "-consistency-fault", "4s redis-pause 2s")...)
 		res := readStaleness(t, wait(t, cmd, stdout, stderr))
 		res.summary(t, "run "+strconv.Itoa(run))
 		if res.code != 0 || res.outcome != "PASS" {

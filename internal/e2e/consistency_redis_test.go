@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -194,45 +195,56 @@ func TestConsistencyRedisReplicas(t *testing.T) {
 	}
 }
 
+// killRun is the schedule of TestConsistencyRedisClientsKilled: every
+// client connection of Redis killed each second of a 10 s run.
+const killRun = 10 * time.Second
+
 func TestConsistencyRedisClientsKilled(t *testing.T) {
 	proctest.Long(t)
 	node := redisFor(t)
-	rs := startReplicas(t, "redis://"+node.Addr()+"/0", "e2e-consistency-kill", threeFrameworks)
-	stop := make(chan struct{})
-	var (
-		wg     sync.WaitGroup
-		killed int
-		kills  int
-	)
-	wg.Go(func() {
-		tick := time.NewTicker(500 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-tick.C:
-			}
-			// CLIENT KILL skips the connection that sends it.
-			if v, err := node.Do("CLIENT", "KILL", "TYPE", "normal"); err == nil {
-				if n, ok := v.(int64); ok {
-					killed += int(n)
-					kills++
-				}
-			}
+	redisURL := "redis://" + node.Addr() + "/0"
+	rs := startReplicas(t, redisURL, "e2e-consistency-kill", threeFrameworks)
+	extra := []string{"-consistency-redis", redisURL}
+	for at := time.Second; at < killRun; at += time.Second {
+		extra = append(extra, "-consistency-fault", at.String()+" redis-kill-clients")
+	}
+	res := runCmd(t, commandBinary(t), consistencyArgs(killRun, bases(rs), extra...)...)
+	outcome, lin := linearizable(t, res.stdout)
+	faults := faultsOf(t, lin)
+	killed := 0
+	for _, f := range faults {
+		if m := closedRE.FindStringSubmatch(f.Note); m != nil {
+			n, _ := strconv.Atoi(m[1])
+			killed += n
 		}
-	})
-	outcome, lin, res := consistencyCmd(t, bases(rs), consistencyLong)
-	close(stop)
-	wg.Wait()
-	t.Logf("%d CLIENT KILL TYPE normal, %d connections killed", kills, killed)
+	}
+	if len(faults) != int(killRun/time.Second)-1 {
+		t.Fatalf("%d faults in the report, want one per fault given:\n%s%s", len(faults), res.stdout, res.stderr)
+	}
 	if killed == 0 {
-		t.Fatal("no client connection was killed: the test proves nothing")
+		t.Fatalf("no client connection was killed: the test proves nothing:\n%s", res.stdout)
 	}
 	if outcome != "PASS" || res.code != 0 {
 		t.Fatalf("exit %d:\n%s%s", res.code, res.stdout, res.stderr)
 	}
-	t.Logf("the run%s", updateFigures(lin))
+	t.Logf("%d connections killed%s", killed, updateFigures(lin))
+}
+
+// closedRE reads how many connections a redis-kill-clients fault closed,
+// from its note.
+var closedRE = regexp.MustCompile(`^(\d+) client connections of .* closed$`)
+
+// faultsOf are the faults of the schedule in the result, each logged in
+// the report's words.
+func faultsOf(t *testing.T, lin conformancetest.Result) []conformancetest.FaultResult {
+	t.Helper()
+	if lin.Consistency == nil {
+		return nil
+	}
+	for _, f := range lin.Consistency.Faults {
+		t.Log(f.Line())
+	}
+	return lin.Consistency.Faults
 }
 
 // failoverLag is the replication lag of the failover runs: each replica
@@ -245,47 +257,12 @@ const failoverLag = 50 * time.Millisecond
 // fail for that reason, not another.
 var lostWrite = []string{conformancetest.KindMissedUpdate, conformancetest.KindWriteTakenBack}
 
-// waitIntoRun waits until a list through base shows a write of the
-// consistency run (waitForRunWrite), then until d has passed since, and
-// returns when the run's first write was seen: the command starts writing
-// a moment after it starts, so times of the run count from there.
-func waitIntoRun(t *testing.T, base string, d time.Duration) time.Time {
-	t.Helper()
-	waitForRunWrite(t, base, 30*time.Second)
-	first := time.Now()
-	time.Sleep(d) // a point of the run to kill at, not a wait for a state
-	return first
-}
-
-// waitForRunWrite waits, at most within, until a list through base shows
-// a write of the consistency run: one of its quantities, which start at
-// 1 000 000 (in an inventory of the test's own prefix).
-func waitForRunWrite(t *testing.T, base string, within time.Duration) {
-	t.Helper()
-	err := redistest.Poll(within, func() error {
-		resp, err := http.DefaultClient.Do(authorized(t, base+"/inventory"))
-		if err != nil {
-			return err
-		}
-		defer resp.Body.Close()
-		var items []struct{ Quantity int64 }
-		if err := json.NewDecoder(resp.Body).Decode(&items); err != nil {
-			return err
-		}
-		if !slices.ContainsFunc(items, func(it struct{ Quantity int64 }) bool { return it.Quantity >= 1_000_000 }) {
-			return errors.New("no write of the run shows yet")
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
 // TestConsistencyRedisSentinelFailover runs the consistency check through
 // three processes (Gin, Fiber, Gin) on a Sentinel set whose replicas lag
-// 50 ms, and kills the master with SIGKILL about 6 s into a 16 s run (the
-// bytes on their way to the replicas lost with it).
+// 50 ms, and has the suite's fault schedule kill the master with SIGKILL
+// 6 s into a 16 s run ("6s exec kill -9 PID"; the bytes on their way to
+// the replicas lost with it), or fail it over gracefully
+// ("6s redis-failover" through -consistency-redis).
 //
 // With -replica-acks 1 the run must be linearizable: an update answers
 // 200 only once a replica holds it, and a list shows only a state that a
@@ -293,104 +270,108 @@ func waitForRunWrite(t *testing.T, base string, within time.Duration) {
 // in the replication stream) takes back nothing a client saw. With
 // -replica-acks 0 (the negative control) the check must fail, naming a
 // write that was lost or taken back: without acknowledgements a failover
-// loses what the master had not yet sent.
+// loses what the master had not yet sent. A graceful failover answers no
+// 500: a write whose master was demoted under it has an unknown outcome,
+// a 503.
 func TestConsistencyRedisSentinelFailover(t *testing.T) {
 	proctest.Long(t)
-	for _, acks := range []int{1, 0} {
-		t.Run(fmt.Sprintf("acks=%d", acks), func(t *testing.T) {
-			outcome, lin, res := sentinelFailoverRun(t, acks)
-			if acks > 0 {
+	for _, tc := range []struct {
+		acks     int
+		graceful bool
+	}{{1, false}, {0, false}, {1, true}} {
+		t.Run(fmt.Sprintf("acks=%d graceful=%v", tc.acks, tc.graceful), func(t *testing.T) {
+			outcome, lin, res := sentinelFailoverRun(t, tc.acks, tc.graceful)
+			// The negative control: a write the failover loses shows only
+			// when a list reads its pet before the pet's next write, which
+			// the clients race for once the new master answers; a run
+			// whose clients overwrote every lost write passes. It gets
+			// three runs to be caught.
+			for try := 2; tc.acks == 0 && outcome == "PASS" && try <= 3; try++ {
+				t.Logf("negative control: run %d passed (every lost write overwritten before a list read it); run %d", try-1, try)
+				outcome, lin, res = sentinelFailoverRun(t, tc.acks, tc.graceful)
+			}
+			faults := lin.Consistency.Faults
+			if len(faults) != 1 || faults[0].Window <= 0 {
+				t.Errorf("the report has no fault with its window:\n%s", res.stdout)
+			}
+			if tc.graceful && len(faults) == 1 && faults[0].Answers["500"] > 0 {
+				t.Errorf("an answer of the graceful failover was a 500; a write whose outcome is unknown answers 503: %s", faults[0].Line())
+			}
+			if tc.acks > 0 {
 				if outcome == "PASS" && res.code == 0 {
 					return
 				}
-				t.Fatalf("with -replica-acks %d the run must be linearizable through the failover; exit %d:\n%s%s", acks, res.code, res.stdout, res.stderr)
+				t.Fatalf("with -replica-acks %d the run must be linearizable through the failover; exit %d:\n%s%s", tc.acks, res.code, res.stdout, res.stderr)
 			}
-			if outcome != "FAIL" || res.code == 0 {
+			if outcome != "FAIL" || res.code != 1 {
 				t.Fatalf("negative control: with -replica-acks 0 and %v of lag the failover must lose a write the check sees (exit %d, %s):\n%s%s", failoverLag, res.code, outcome, res.stdout, res.stderr)
 			}
 			if kinds := kindsOf(lin); len(kinds) == 0 || !slices.Contains(lostWrite, kinds[0]) {
 				t.Fatalf("negative control: the check failed, of kinds %q, but not first of one of %q (no lost or taken-back write):\n%s", kinds, lostWrite, res.stdout)
 			}
+			if f := lin.Failures[0]; !strings.HasPrefix(f.AfterFault, "6s exec kill -9 ") || !strings.Contains(f.Problem, "(after the fault \"6s exec kill -9 ") {
+				t.Errorf("negative control: the failure does not say which fault it followed: %q, %s", f.AfterFault, f.Problem)
+			}
 		})
 	}
 }
 
-// sentinelFailoverRun is one run of TestConsistencyRedisSentinelFailover:
-// it waits for states (a write of the run shown, the promotion, every
-// process ready again), never for fixed times, except the point of the
-// run at which the master is killed. It prints one summary line.
-func sentinelFailoverRun(t *testing.T, acks int) (outcome string, lin conformancetest.Result, res cmdResult) {
-	const (
-		run    = 16 * time.Second
-		killAt = 6 * time.Second
-	)
-	set := redistest.StartSentinel(t, redistest.SentinelOptions{ReplicaLag: failoverLag})
+// sentinelURL is the Redis URL of a Sentinel set, as REDIS_URL takes it.
+func sentinelURL(set *redistest.SentinelSet) string {
 	addrs := set.SentinelAddrs()
 	url := "redis://" + addrs[0] + "?master_name=" + set.MasterName
 	for _, a := range addrs[1:] {
 		url += "&addr=" + a
 	}
+	return url
+}
+
+// sentinelFailoverRun is one run of TestConsistencyRedisSentinelFailover:
+// the fault is the suite's, on the run's clock. It prints one summary
+// line.
+func sentinelFailoverRun(t *testing.T, acks int, graceful bool) (outcome string, lin conformancetest.Result, res cmdResult) {
+	const run = 16 * time.Second
+	set := redistest.StartSentinel(t, redistest.SentinelOptions{ReplicaLag: failoverLag})
+	url := sentinelURL(set)
 	rs := startReplicas(t, url, "e2e-consistency-sentinel", threeFrameworks,
 		"-replica-acks", strconv.Itoa(acks), "-replica-ack-timeout", "2s", "-store-timeout", "4s")
 	old := set.Master()
 	if err := set.LagInPlace(); err != nil {
 		t.Fatal(err)
 	}
-	all := bases(rs)
-	cmd, stdout, stderr := start(t, commandBinary(t), consistencyArgs(run, all)...)
-	runAt := waitIntoRun(t, all[0], killAt)
 	delay, err := set.ReplicationDelay()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range set.Proxies {
-		p.Sever() // the master's host goes down: the stream in flight is lost
+	var fault []string
+	if graceful {
+		fault = []string{"-consistency-redis", url, "-consistency-fault", "6s redis-failover"}
+	} else {
+		pid, err := old.Info("server", "process_id")
+		if err != nil {
+			t.Fatal(err)
+		}
+		fault = []string{"-consistency-fault", "6s exec kill -9 " + pid}
+		// The master's host goes down with it: the stream in flight to
+		// the replicas is lost the moment it dies.
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		defer func() { close(stop); wg.Wait() }()
+		wg.Go(func() {
+			for old.Alive() {
+				select {
+				case <-stop:
+					return
+				case <-time.After(time.Millisecond): // polling for the death, not a wait for a time
+				}
+			}
+			for _, p := range set.Proxies {
+				p.Sever()
+			}
+		})
 	}
-	old.Kill()
-	killedAt := time.Since(runAt)
+	res = runCmd(t, commandBinary(t), consistencyArgs(run, bases(rs), fault...)...)
 	promoted := set.WaitFailover(old, redistest.SentinelPromotedWithin)
-	promotedAt := time.Since(runAt)
-	err = redistest.Poll(run, func() error {
-		for _, r := range rs {
-			resp, err := http.Get(strings.TrimSuffix(r.base, "/v1") + "/readyz")
-			if err != nil {
-				return err
-			}
-			resp.Body.Close()
-			if resp.StatusCode != http.StatusOK {
-				return fmt.Errorf("%s/readyz answered %d", r.base, resp.StatusCode)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatalf("after the failover to %s: %v", promoted.Name, err)
-	}
-	readyAt := time.Since(runAt)
-	// The other replica is told to replicate from the promoted master: until
-	// it streams, an update with -replica-acks 1 cannot be acknowledged.
-	err = redistest.Poll(run, func() error {
-		for _, n := range set.Replicas() {
-			port, err := n.Info("replication", "master_port")
-			if err != nil {
-				return err
-			}
-			link, _ := n.Info("replication", "master_link_status")
-			if port != strconv.Itoa(promoted.Port) || link != "up" {
-				return fmt.Errorf("%s replicates from port %s (link %s), not yet from %s", n.Name, port, link, promoted.Name)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		var logs strings.Builder
-		for _, n := range append(append([]*redistest.Node{}, set.Data...), set.Sentinels...) {
-			fmt.Fprintf(&logs, "--- %s:\n%s\n", n.Name, lastLines(n.Log(), 30))
-		}
-		t.Fatalf("after the failover to %s: %v\n%s", promoted.Name, err, logs.String())
-	}
-	rejoinedAt := time.Since(runAt)
-	res = wait(t, cmd, stdout, stderr)
 	// The promotion must have held through the run: a sentinel that judged
 	// the promoted master down would have failed it over again, to a node
 	// with no replica left, so that updates answer 503 from then on.
@@ -401,9 +382,16 @@ func sentinelFailoverRun(t *testing.T, acks int) (outcome string, lin conformanc
 		t.Errorf("the sentinels failed over again during the run, from %s to %s", promoted.Name, now.Name)
 	}
 	outcome, lin = linearizable(t, res.stdout)
-	figures := updateFigures(lin)
-	proctest.Summary(t, "FAILOVER_SUMMARY", "consistency sentinel lag=%v (a write reached the replicas in %v) acks=%d: %s (exit %d); master killed %.1fs into the %v run, %s promoted at %.1fs, all 3 processes ready at %.1fs, the other replica streaming from it at %.1fs%s",
-		failoverLag, delay.Round(time.Millisecond), acks, outcome, res.code, killedAt.Seconds(), run, promoted.Name, promotedAt.Seconds(), readyAt.Seconds(), rejoinedAt.Seconds(), figures)
+	window := "none"
+	if faults := faultsOf(t, lin); len(faults) == 1 {
+		window = faults[0].Window.Round(time.Millisecond).String()
+	}
+	how := "master killed (exec kill -9)"
+	if graceful {
+		how = "graceful failover (redis-failover)"
+	}
+	proctest.Summary(t, "FAILOVER_SUMMARY", "consistency sentinel lag=%v (a write reached the replicas in %v) acks=%d: %s (exit %d); %s 6s into the %v run, %s promoted; window without a successful update %s%s",
+		failoverLag, delay.Round(time.Millisecond), acks, outcome, res.code, how, run, promoted.Name, window, updateFigures(lin))
 	t.Logf("consistency/linearizable: %s", lin.Detail)
 	if outcome != "PASS" {
 		for _, n := range append(append([]*redistest.Node{}, set.Data...), set.Sentinels...) {
@@ -417,11 +405,85 @@ func sentinelFailoverRun(t *testing.T, acks int) (outcome string, lin conformanc
 	return outcome, lin, res
 }
 
+// TestConsistencyRedisClusterGracefulFailover: with -replica-acks 1, a
+// Cluster whose replicas lag 50 ms stays linearizable through the
+// suite's "4s redis-failover": CLUSTER FAILOVER sent to the replica of
+// the master that owns the store's slot, found from the key prefix.
+func TestConsistencyRedisClusterGracefulFailover(t *testing.T) {
+	proctest.Long(t)
+	const prefix = "e2e-consistency-cluster-graceful"
+	c := redistest.StartClusterWith(t, redistest.ClusterOptions{ReplicaLag: failoverLag})
+	slot := c.KeySlot("{" + prefix + "}:items")
+	master := c.MasterOf(slot)
+	others, _ := c.Others(slot)
+	url := "redis://" + master.Addr()
+	for i, n := range others {
+		url += map[bool]string{true: "?", false: "&"}[i == 0] + "addr=" + n.Addr()
+	}
+	rs := startReplicas(t, url, prefix, threeFrameworks, "-replica-acks", "1", "-replica-ack-timeout", "500ms")
+	if err := c.LagInPlace(); err != nil {
+		t.Fatal(err)
+	}
+	res := runCmd(t, commandBinary(t), consistencyArgs(12*time.Second, bases(rs),
+		"-consistency-redis", url, "-consistency-redis-prefix", prefix, "-consistency-fault", "4s redis-failover")...)
+	outcome, lin := linearizable(t, res.stdout)
+	faults := faultsOf(t, lin)
+	promoted := c.WaitPromoted(slot, master, 30*time.Second)
+	line := "no fault in the report"
+	if len(faults) == 1 {
+		line = faults[0].Line()
+	}
+	proctest.Summary(t, "FAILOVER_SUMMARY", "consistency cluster lag=%v acks=1, graceful failover (redis-failover) 4s into a 12s run: %s (exit %d), %s promoted; %s",
+		failoverLag, outcome, res.code, promoted.Name, line)
+	if len(faults) != 1 || faults[0].Note != "master "+master.Addr()+" replaced by "+promoted.Addr() {
+		t.Errorf("the fault does not name the failover from %s to %s:\n%s", master.Addr(), promoted.Addr(), res.stdout)
+	}
+	if outcome != "PASS" || res.code != 0 {
+		t.Fatalf("with -replica-acks 1 the run must be linearizable through the failover; exit %d, %s:\n%s%s", res.code, lin.Detail, res.stdout, res.stderr)
+	}
+}
+
+// TestConsistencyFaultRedisRefused: a fault Redis that refuses the
+// password stops the run before it starts, with exit status 2 and the
+// fault named, the password nowhere in the output.
+func TestConsistencyFaultRedisRefused(t *testing.T) {
+	proctest.Long(t)
+	const password = "faults-password-right"
+	node := redisFor(t)
+	// The least rule the redis-pause and redis-kill-clients faults need
+	// on one node.
+	if err := redistest.SetUser([]*redistest.Node{node}, "faults", "on", ">"+password, "-@all", "+ping", "+client|pause", "+client|kill"); err != nil {
+		t.Fatal(err)
+	}
+	rs := startReplicas(t, "redis://"+node.Addr()+"/0", "e2e-consistency-refused", []string{"gin"})
+	const wrong = "faults-password-wrong"
+	res := runCmd(t, commandBinary(t), consistencyArgs(3*time.Second, bases(rs),
+		"-consistency-redis", "redis://faults:"+wrong+"@"+node.Addr()+"/0", "-consistency-fault", "1s redis-pause 500ms")...)
+	out := res.stdout + res.stderr
+	if res.code != 2 || !strings.Contains(res.stderr, `fault "1s redis-pause 500ms"`) || !strings.Contains(res.stderr, "refused") {
+		t.Errorf("exit %d; want 2 and the fault named with why:\n%s", res.code, out)
+	}
+	if strings.Contains(out, wrong) || strings.Contains(out, password) {
+		t.Errorf("the output shows the password:\n%s", out)
+	}
+	// With the right password and the least rule, both faults apply.
+	res = runCmd(t, commandBinary(t), consistencyArgs(3*time.Second, bases(rs),
+		"-consistency-redis", "redis://faults:"+password+"@"+node.Addr()+"/0",
+		"-consistency-fault", "1s redis-pause 500ms", "-consistency-fault", "2s redis-kill-clients")...)
+	if outcome, lin := linearizable(t, res.stdout); res.code != 0 || outcome != "PASS" || len(faultsOf(t, lin)) != 2 {
+		t.Errorf("with the least rule: exit %d, %s:\n%s%s", res.code, outcome, res.stdout, res.stderr)
+	}
+	if strings.Contains(res.stdout+res.stderr, password) {
+		t.Errorf("the output shows the password:\n%s%s", res.stdout, res.stderr)
+	}
+}
+
 // TestConsistencyRedisClusterFailover runs the consistency check with
 // -replica-acks 1 through three processes (Gin, Fiber, Gin) on a 6-node
-// Cluster (one replica per master) whose replicas lag 50 ms, and kills the
-// master that owns the store about 6 s into a 20 s run, the stream in
-// flight to its replica lost. The run must be linearizable.
+// Cluster (one replica per master) whose replicas lag 50 ms, and the
+// suite's schedule kills the master that owns the store 6 s into a 20 s
+// run ("6s exec kill -9 PID"), the stream in flight to its replica lost.
+// The run must be linearizable.
 //
 // It also measures what one replica per master costs: the promoted master
 // has no replica, so an update (of a pet the run does not use) answers 503
@@ -452,10 +514,23 @@ func TestConsistencyRedisClusterFailover(t *testing.T) {
 		t.Fatal(err)
 	}
 	all := bases(rs)
-	cmd, stdout, stderr := start(t, commandBinary(t), consistencyArgs(run, all)...)
-	runAt := waitIntoRun(t, all[0], killAt)
+	pid, err := master.Info("server", "process_id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd, stdout, stderr := start(t, commandBinary(t), consistencyArgs(run, all, "-consistency-fault", killAt.String()+" exec kill -9 "+pid)...)
+	// The suite kills the master on its schedule; its host goes down
+	// with it, the stream in flight to its replica lost.
+	if err := redistest.Poll(run, func() error {
+		if master.Alive() {
+			return errors.New("the master is alive")
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
 	c.Sever(master)
-	master.Kill()
+	runAt := time.Now().Add(-killAt) // the run's clock, near enough for the summary
 	killedAt := time.Since(runAt)
 	promoted := c.WaitPromoted(slot, master, 30*time.Second)
 	promotedAt := time.Since(runAt)
@@ -491,7 +566,7 @@ func TestConsistencyRedisClusterFailover(t *testing.T) {
 	master.Restart()
 	restartedAt := time.Since(runAt)
 	var firstOK time.Duration
-	err := redistest.Poll(run, func() error {
+	err = redistest.Poll(run, func() error {
 		st, err := probe()
 		if err != nil {
 			return err
@@ -523,14 +598,4 @@ func TestConsistencyRedisClusterFailover(t *testing.T) {
 func lastLines(s string, n int) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	return strings.Join(lines[max(0, len(lines)-n):], "\n")
-}
-
-// authorized is a GET of url with the test key.
-func authorized(t *testing.T, url string) *http.Request {
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bearer "+testKey)
-	return req
 }

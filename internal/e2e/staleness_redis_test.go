@@ -2,11 +2,7 @@ package e2e
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -50,10 +46,11 @@ type staleResult struct {
 }
 
 // startStalenessCmd starts inventory-conformance for a run of
-// stalenessRun against bases, judged against bound.
-func startStalenessCmd(t *testing.T, bases []string, bound time.Duration) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
+// stalenessRun against bases, judged against bound, with extra
+// arguments (a fault schedule).
+func startStalenessCmd(t *testing.T, bases []string, bound time.Duration, extra ...string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
 	t.Helper()
-	return start(t, commandBinary(t), consistencyArgs(stalenessRun, bases, "-consistency-staleness", bound.String())...)
+	return start(t, commandBinary(t), consistencyArgs(stalenessRun, bases, append([]string{"-consistency-staleness", bound.String()}, extra...)...)...)
 }
 
 // readStaleness reads a finished run's JSON report. The observed
@@ -186,18 +183,24 @@ func TestStalenessRedisReplicas(t *testing.T) {
 }
 
 // holdingProxy is a deployment broken on purpose: in front of a bounded
-// replica, it forwards every request and keeps the last 200 list it got;
-// while its store is paused (holding), it answers every list with the
-// list it held when the pause began, as a build that "stays up when the
-// store is down" would, instead of taking the strict path that answers
-// 503. held counts the lists it answered so.
+// replica, it forwards every request and keeps a copy of the list,
+// refreshed from a 200 answer at most every holdEvery; when its store
+// fails (the list answers 503: Redis paused), it answers the list with
+// that copy, as a build that "stays up when the store is down" would,
+// instead of the 503 of the strict path. held counts the lists it
+// answered so.
 type holdingProxy struct {
-	proxy   *httputil.ReverseProxy
-	mu      sync.Mutex
-	last    *recorded
-	holding bool
-	held    atomic.Int64
+	proxy *httputil.ReverseProxy
+	mu    sync.Mutex
+	last  *recorded
+	at    time.Time
+	held  atomic.Int64
 }
+
+// holdEvery is how often the holding proxy refreshes its copy: older
+// than the bound, so that a copy served in the pause misses updates
+// answered more than the bound before.
+const holdEvery = 500 * time.Millisecond
 
 func newHoldingProxy(origin *url.URL) *holdingProxy {
 	return &holdingProxy{proxy: httputil.NewSingleHostReverseProxy(origin)}
@@ -208,118 +211,23 @@ func (p *holdingProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.proxy.ServeHTTP(w, r)
 		return
 	}
-	p.mu.Lock()
-	if p.holding && p.last != nil {
-		rec := p.last
-		p.mu.Unlock()
-		p.held.Add(1)
-		writeRecorded(w, rec)
-		return
-	}
-	p.mu.Unlock()
 	rec := serveRecorded(p.proxy, r)
 	p.mu.Lock()
-	if rec.status == http.StatusOK && !p.holding {
-		p.last = rec
+	switch {
+	case rec.status == http.StatusOK && time.Since(p.at) >= holdEvery:
+		p.last, p.at = rec, time.Now()
+	case rec.status == http.StatusServiceUnavailable && p.last != nil:
+		rec = p.last
+		p.held.Add(1)
 	}
 	p.mu.Unlock()
 	writeRecorded(w, rec)
 }
 
-// quantities reads a list answer's body (gzip or not) as pet → quantity.
-func quantities(rec *recorded) (map[int64]int64, error) {
-	var body io.Reader = bytes.NewReader(rec.body)
-	if rec.header.Get("Content-Encoding") == "gzip" {
-		zr, err := gzip.NewReader(body)
-		if err != nil {
-			return nil, err
-		}
-		body = zr
-	}
-	var items []struct {
-		PetID    int64 `json:"petId"`
-		Quantity int64 `json:"quantity"`
-	}
-	if err := json.NewDecoder(body).Decode(&items); err != nil {
-		return nil, err
-	}
-	out := make(map[int64]int64, len(items))
-	for _, it := range items {
-		out[it.PetID] = it.Quantity
-	}
-	return out, nil
-}
-
-// pauseBehind sends CLIENT PAUSE 2000 ALL to node, and starts p holding,
-// at a moment the run writes and p's list lacks one of its writes: a
-// strict list through base (Cache-Control: no-cache) shows a quantity of
-// the run (they start at 1 000 000) that p's list does not. p stays
-// locked from that list to the pause, so that what it holds is that
-// behind. It stops p holding once Redis answers again.
-func pauseBehind(t *testing.T, node *redistest.Node, base string, p *holdingProxy) {
-	t.Helper()
-	err := redistest.Poll(20*time.Second, func() error {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		if p.last == nil {
-			return errors.New("the proxy holds no list yet")
-		}
-		held, err := quantities(p.last)
-		if err != nil {
-			return err
-		}
-		req := authorized(t, base+"/inventory")
-		req.Header.Set("Cache-Control", "no-cache")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return err
-		}
-		now, err := quantities(serveRecordedResponse(resp))
-		if err != nil {
-			return err
-		}
-		behind := false
-		for id, q := range now {
-			if q >= 1_000_000 && held[id] != q {
-				behind = true
-			}
-		}
-		if !behind {
-			return errors.New("the proxy's list shows every write of the run yet")
-		}
-		if v, err := node.DoString("CLIENT", "PAUSE", "2000", "ALL"); err != nil || v != "OK" {
-			return fmt.Errorf("CLIENT PAUSE 2000 ALL: %q, %v", v, err)
-		}
-		p.holding = true
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Redis answers again when the pause is over.
-	if err := redistest.Poll(10*time.Second, func() error { _, err := node.Do("PING"); return err }); err != nil {
-		t.Fatal(err)
-	}
-	p.mu.Lock()
-	p.holding = false
-	p.mu.Unlock()
-}
-
-// serveRecordedResponse reads resp as a recorded answer.
-func serveRecordedResponse(resp *http.Response) *recorded {
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return &recorded{status: resp.StatusCode, header: resp.Header, body: b}
-}
-
-// pauseOnceWriting sends CLIENT PAUSE 2000 ALL to node once the run
-// writes (waitForRunWrite).
-func pauseOnceWriting(t *testing.T, node *redistest.Node, base string) {
-	t.Helper()
-	waitForRunWrite(t, base, 20*time.Second)
-	if v, err := node.DoString("CLIENT", "PAUSE", "2000", "ALL"); err != nil || v != "OK" {
-		t.Fatalf("CLIENT PAUSE 2000 ALL: %q, %v", v, err)
-	}
+// pauseFault is the fault schedule of the pause runs: every client of
+// Redis paused for 2 s, 4 s into the run, by the suite itself.
+func pauseFault(node *redistest.Node) []string {
+	return []string{"-consistency-redis", "redis://" + node.Addr() + "/0", "-consistency-fault", "4s redis-pause 2s"}
 }
 
 // pausedArgs are the settings of the processes Redis is paused under: a
@@ -330,10 +238,10 @@ func pauseOnceWriting(t *testing.T, node *redistest.Node, base string) {
 var pausedArgs = []string{"-max-staleness", staleBound.String(), "-store-timeout", "200ms"}
 
 // TestStalenessRedisPause: the three bounded processes still pass at
-// 50 ms with Redis paused for 2 s mid-run (the lists the pause holds
-// answer 503, never an older state), and a proxy that keeps serving the
-// list it held when the pause began fails, named with the update it
-// missed.
+// 50 ms with Redis paused for 2 s mid-run by the suite's own schedule
+// ("4s redis-pause 2s": the lists the pause holds answer 503, never an
+// older state), and a proxy that serves a held copy of the list while its
+// store fails is caught, named with the update it missed.
 func TestStalenessRedisPause(t *testing.T) {
 	proctest.Long(t)
 	t.Parallel()
@@ -343,11 +251,13 @@ func TestStalenessRedisPause(t *testing.T) {
 	t.Run("bounded processes pass through a 2s pause", func(t *testing.T) {
 		rs := startReplicas(t, redisURL, "e2e-staleness-pause", threeFrameworks, pausedArgs...)
 		load := startListLoad(t, bases(rs))
-		cmd, stdout, stderr := startStalenessCmd(t, bases(rs), staleBound)
-		pauseOnceWriting(t, node, rs[0].base)
+		cmd, stdout, stderr := startStalenessCmd(t, bases(rs), staleBound, pauseFault(node)...)
 		res := readStaleness(t, wait(t, cmd, stdout, stderr))
 		load.stop()
 		res.summary(t, "paused 2s, "+load.String())
+		if faults := faultsOf(t, res.lin); len(faults) != 1 || faults[0].Note != "paused "+node.Addr()+" for 2s" {
+			t.Errorf("the report has no fault for the pause:\n%s", res.stdout)
+		}
 		if res.code != 0 || res.outcome != "PASS" {
 			t.Fatalf("exit %d, %s:\n%s%s", res.code, res.outcome, res.stdout, res.stderr)
 		}
@@ -372,8 +282,7 @@ func TestStalenessRedisPause(t *testing.T) {
 		t.Cleanup(proxy.Close)
 		all := []string{rs[0].base, proxy.URL + "/v1", rs[2].base}
 		load := startListLoad(t, all)
-		cmd, stdout, stderr := startStalenessCmd(t, all, staleBound)
-		pauseBehind(t, node, rs[0].base, p)
+		cmd, stdout, stderr := startStalenessCmd(t, all, staleBound, pauseFault(node)...)
 		res := readStaleness(t, wait(t, cmd, stdout, stderr))
 		load.stop()
 		res.summary(t, "proxy holding through the pause, "+strconv.FormatInt(p.held.Load(), 10)+" held answers, "+load.String())

@@ -8,7 +8,8 @@
 // summary line "N passed, N failed, N skipped". The key is never printed.
 //
 // Exit status: 0 when no check failed, 1 when some check failed, 2 for a
-// usage error, 3 when the target could not be reached at all, 130 when
+// usage error or a fault of the consistency run's schedule that could
+// not be applied, 3 when the target could not be reached at all, 130 when
 // interrupted (quantities changed so far are restored first).
 //
 // Flags:
@@ -45,6 +46,34 @@
 //	                     the same verdict, words and exit status as the run
 //	                     that saved it (with -consistency-staleness, judged
 //	                     against that bound instead of the run's)
+//	-consistency-fault "OFFSET KIND [ARG...]"  apply a fault OFFSET (a duration)
+//	                     after the consistency run starts; repeat it for more.
+//	                     Only with -consistency. The kinds:
+//	                       exec COMMAND...      run COMMAND with sh -c (time limit
+//	                                            1m); it must exit 0, and its exit
+//	                                            status and last lines are reported
+//	                       redis-pause D        CLIENT PAUSE (ALL) for D on the
+//	                                            master, on every master of a Cluster
+//	                       redis-kill-clients   CLIENT KILL TYPE normal on every
+//	                                            master (the suite's connection spared)
+//	                       redis-failover       SENTINEL FAILOVER <master_name>; on
+//	                                            a Cluster, CLUSTER FAILOVER on a
+//	                                            replica of the master of the store's
+//	                                            slot; ends when the new master is
+//	                                            announced
+//	                     e.g. -consistency-fault "6s exec kubectl -n shop delete pod redis-0"
+//	                     The report gives each fault's window (the longest
+//	                     stretch around it in which no update succeeded), its
+//	                     answers other than 200 by status and its updates of
+//	                     unknown outcome. A fault that cannot be applied stops
+//	                     the run with exit status 2.
+//	-consistency-redis URL  the Redis the redis-* faults act on, in any form of
+//	                     the server's REDIS_URL (one node, rediss://, Sentinel
+//	                     with master_name=, Cluster with addr=); its password is
+//	                     never printed
+//	-consistency-redis-ca-file FILE  PEM CA certificates for its TLS (turns TLS on)
+//	-consistency-redis-prefix P  the store's key prefix (default inventory): a
+//	                     Cluster's redis-failover acts on the master of its slot
 //	-junit FILE          also write a JUnit XML report to FILE
 //	-html FILE           also write an HTML report to FILE: one page with the
 //	                     verdict, the failures first with their curl lines
@@ -117,6 +146,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		replay   = fs.String("consistency-replay", "", "judge a history saved by -consistency-history again, without any deployment, and exit as that run would")
 		stale    = fs.Duration("consistency-staleness", 0, "the deployment's staleness bound: judge the consistency run against a bounded-staleness promise, a list shows every update answered at least this long before it was sent (0: strict); the default list after an update, and a consistency run, wait it out (the suite's own reads are strict lists, Cache-Control: no-cache)")
 	)
+	var faultSpecs stringList
+	fs.Var(&faultSpecs, "consistency-fault", "a fault of the consistency run, `\"OFFSET KIND [ARG...]\"`, repeatable, only with -consistency: OFFSET a duration from the start of the run; KIND one of\n"+
+		"  exec COMMAND...     run COMMAND with sh -c (time limit 1m; it must exit 0; exit status and last lines reported)\n"+
+		"  redis-pause D       CLIENT PAUSE (ALL) for D on the master, every master of a Cluster\n"+
+		"  redis-kill-clients  CLIENT KILL TYPE normal on every master, the suite's own connection spared\n"+
+		"  redis-failover      SENTINEL FAILOVER <master_name>; on a Cluster CLUSTER FAILOVER on a replica of the master of the store's slot\n"+
+		"e.g. \"6s exec kubectl -n shop delete pod redis-0\", \"4s redis-pause 2s\", \"6s redis-failover\". "+
+		"The report says each fault's window (the longest stretch around it with no update answered 200), its answers other than 200 and its updates of unknown outcome; "+
+		"a fault that cannot be applied stops the run with exit status 2")
+	redisURL := fs.String("consistency-redis", "", "the `URL` of the Redis the redis-* faults act on, in any form of the server's REDIS_URL: redis://[user:password@]host:port, rediss://…, unix:///path, Sentinel (?master_name=NAME&addr=…), Cluster (?addr=…); its password is never printed")
+	redisCA := fs.String("consistency-redis-ca-file", "", "PEM CA certificates trusted for -consistency-redis's TLS (turns TLS on)")
+	redisPrefix := fs.String("consistency-redis-prefix", conformancetest.DefaultConsistencyRedisPrefix, "the store's key prefix: a Cluster's redis-failover acts on the master of its slot")
 	fs.Var(&baseURLs, "base-url", "base URL of the API, version segment included, e.g. https://staging.example/v1 (required); repeat it for each replica of the deployment")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: inventory-conformance -base-url URL [flags]\n\n"+
@@ -125,7 +166,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			"comma-separated keys in $INVENTORY_API_KEYS (the variable the server reads\n"+
 			"its keys from), and is never printed.\n\n")
 		fs.PrintDefaults()
-		fmt.Fprintf(stderr, "\nexit status: 0 all passed, 1 a check failed, 2 usage, 3 target unreachable, 130 interrupted\n")
+		fmt.Fprintf(stderr, "\nexit status: 0 all passed, 1 a check failed, 2 usage or a fault that could not be applied, 3 target unreachable, 130 interrupted\n")
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -176,6 +217,19 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 		return report(rep, *asJSON, *verbose, *junit, *htmlOut, stdout, stderr)
 	}
+	var faults []conformancetest.Fault
+	for _, spec := range faultSpecs {
+		f, err := conformancetest.ParseFault(spec)
+		if err != nil {
+			fmt.Fprintf(stderr, "inventory-conformance: -consistency-fault: %v\n", err)
+			return exitUsage
+		}
+		faults = append(faults, f)
+	}
+	if len(faults) > 0 && *consist == 0 {
+		fmt.Fprintln(stderr, "inventory-conformance: -consistency-fault applies faults during the consistency run: give it a duration with -consistency (e.g. -consistency 20s)")
+		return exitUsage
+	}
 	key := apiKeyFrom(*apiKey, getenv)
 	if len(baseURLs) == 0 {
 		fmt.Fprintln(stderr, "inventory-conformance: -base-url is required (e.g. -base-url http://127.0.0.1:8080/v1)")
@@ -200,6 +254,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		ConsistencyHTML:      *consHTML,
 		ConsistencyHistory:   *history,
 		ConsistencyStaleness: *stale,
+
+		ConsistencyFaults:      faults,
+		ConsistencyRedis:       *redisURL,
+		ConsistencyRedisCAFile: *redisCA,
+		ConsistencyRedisPrefix: *redisPrefix,
 	}
 	if *verbose {
 		cfg.Progress = func(r conformancetest.Result) {

@@ -52,15 +52,18 @@ func TestNoKey(t *testing.T) {
 	}
 }
 
+// keyOnly is an environment with INVENTORY_API_KEY alone.
+func keyOnly(k string) string {
+	if k == "INVENTORY_API_KEY" {
+		return "k"
+	}
+	return ""
+}
+
 // TestBadConsistencyFlags: the new flags' bad values are usage errors
 // that name what is wrong, before any request.
 func TestBadConsistencyFlags(t *testing.T) {
-	env := func(k string) string {
-		if k == "INVENTORY_API_KEY" {
-			return "k"
-		}
-		return ""
-	}
+	env := keyOnly
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -134,6 +137,36 @@ func TestReplay(t *testing.T) {
 	}
 	if code := run(context.Background(), []string{"-consistency-replay", "main.go"}, noEnv, &stdout, &stderr); code != exitUsage || !strings.Contains(stderr.String(), "not a consistency history") {
 		t.Errorf("a Go file: exit %d, %s", code, stderr.String())
+	}
+}
+
+// TestFaultFlags: -h documents the fault schedule, its four kinds and
+// -consistency-redis; a fault without -consistency, or malformed, is a
+// usage error that says so; a Redis URL's password is never printed.
+func TestFaultFlags(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	run(context.Background(), []string{"-h"}, func(string) string { return "" }, &stdout, &stderr)
+	for _, want := range []string{"-consistency-fault", "exec COMMAND", "redis-pause D", "redis-kill-clients", "redis-failover", "-consistency-redis", "master_name", "window"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("-h does not mention %s", want)
+		}
+	}
+	env := keyOnly
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-consistency-fault", "6s redis-failover"}, "with -consistency"},
+		{[]string{"-consistency", "10s", "-consistency-fault", "soon redis-failover"}, "not a duration"},
+		{[]string{"-consistency", "10s", "-consistency-fault", "6s redis-failover"}, "-consistency-redis"},
+		{[]string{"-consistency", "10s", "-consistency-fault", "6s redis-failover", "-consistency-redis", "redis://u:s3cr3t@h:1?bogus=1"}, "unknown parameter"},
+	} {
+		stdout.Reset()
+		stderr.Reset()
+		code := run(context.Background(), append([]string{"-base-url", "http://127.0.0.1:1/v1"}, tc.args...), env, &stdout, &stderr)
+		if code != exitUsage || !strings.Contains(stderr.String(), tc.want) || strings.Contains(stderr.String(), "s3cr3t") {
+			t.Errorf("%v: exit %d, %s; want 2 and %q", tc.args, code, stderr.String(), tc.want)
+		}
 	}
 }
 

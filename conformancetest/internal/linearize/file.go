@@ -30,9 +30,29 @@ type file struct {
 	// StalenessNs is the staleness bound the run judged against (0:
 	// strict).
 	StalenessNs int64 `json:"stalenessNs"`
+	// Faults are the faults the run applied, in order.
+	Faults []Fault `json:"faults,omitempty"`
 	// Verdict is what the run that saved the history concluded.
 	Verdict  *fileVerdict `json:"verdict,omitempty"`
 	Requests []fileOp     `json:"requests"`
+}
+
+// Fault is a fault of a run's schedule as its history keeps it: what
+// was given, when the suite applied it and what it did. Times are
+// offsets from the start of the run, in nanoseconds. What it cost is
+// not kept: it follows from the requests.
+type Fault struct {
+	// Fault is the fault as given: "6s redis-failover".
+	Fault    string `json:"fault"`
+	Kind     string `json:"kind"`
+	OffsetNs int64  `json:"offsetNs"`
+	// AppliedNs is when it was sent; EndedNs, for a fault that lasts
+	// (a pause, a command, a failover), when it ended.
+	AppliedNs  int64  `json:"appliedAtNs"`
+	EndedNs    *int64 `json:"endedAtNs,omitempty"`
+	Note       string `json:"note,omitempty"`
+	ExitStatus *int   `json:"exitStatus,omitempty"`
+	Output     string `json:"output,omitempty"`
 }
 
 type filePet struct {
@@ -96,7 +116,7 @@ type Saved struct {
 // none): one request a line, so that a file reads and compares line by
 // line.
 func WriteHistory(w io.Writer, h *History, started time.Time, staleness time.Duration, v *Verdict) error {
-	f := file{Format: Format, Started: started, BaseURLs: h.Bases, Clients: h.Clients, DurationNs: int64(h.Duration), StalenessNs: int64(staleness)}
+	f := file{Format: Format, Started: started, BaseURLs: h.Bases, Clients: h.Clients, DurationNs: int64(h.Duration), StalenessNs: int64(staleness), Faults: h.Faults}
 	for _, p := range h.Pets {
 		f.Pets = append(f.Pets, filePet{ID: p.ID, Quantity: p.Qty})
 	}
@@ -186,7 +206,12 @@ func ReadHistory(r io.Reader) (*Saved, error) {
 	case f.StalenessNs < 0 || f.DurationNs < 0:
 		return nil, errors.New("the history's duration or staleness is negative")
 	}
-	h := &History{Bases: f.BaseURLs, Clients: f.Clients, Duration: time.Duration(f.DurationNs)}
+	h := &History{Bases: f.BaseURLs, Clients: f.Clients, Duration: time.Duration(f.DurationNs), Faults: f.Faults}
+	for k, x := range f.Faults {
+		if x.Fault == "" || x.AppliedNs < 0 || x.EndedNs != nil && *x.EndedNs < x.AppliedNs {
+			return nil, fmt.Errorf("fault %d of the history: unnamed, or ended before it was applied", k+1)
+		}
+	}
 	slot := map[int64]int{}
 	for i, p := range f.Pets {
 		h.Pets = append(h.Pets, Pet{ID: p.ID, Qty: p.Quantity})

@@ -65,6 +65,8 @@ type History struct {
 	Duration time.Duration
 	// Ops are the requests, ordered by call.
 	Ops []Op
+	// Faults are the faults the run applied (see Fault).
+	Faults []Fault
 }
 
 // op is a request as the model holds it: ret is its return in the model

@@ -74,5 +74,33 @@ func (g *drawing) violations(hist []porcupine.Operation, failures []Failure) []p
 		notes = append(notes, porcupine.Annotation{ClientId: o.Client, Start: o.Call, End: o.Return,
 			Description: "violation", Details: f.Problem, BackgroundColor: "#f4c7c3"})
 	}
+	notes = append(notes, faultBands(g.r.h.Faults, first, last)...)
 	return notes
+}
+
+// faultBands are the faults of the run's schedule that overlap the time
+// shown (first to last), each a band of the "faults" row across the
+// timeline, from when it was applied to when it ended (a moment's width
+// for one that does not last).
+func faultBands(faults []Fault, first, last int64) []porcupine.Annotation {
+	var out []porcupine.Annotation
+	for _, f := range faults {
+		end := f.AppliedNs + int64(time.Millisecond)
+		if f.EndedNs != nil {
+			end = max(end, *f.EndedNs)
+		}
+		if end < first || f.AppliedNs > last {
+			continue
+		}
+		details := "applied at " + at(f.AppliedNs)
+		if f.EndedNs != nil {
+			details += ", ended at " + at(*f.EndedNs)
+		}
+		if f.Note != "" {
+			details += ": " + f.Note
+		}
+		out = append(out, porcupine.Annotation{Tag: "faults", Start: max(f.AppliedNs, first), End: min(end, last),
+			Description: f.Fault, Details: details, BackgroundColor: "#fde2b8"})
+	}
+	return out
 }

@@ -2,7 +2,9 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -81,6 +83,10 @@ type ConsistencyResult struct {
 	// time. Observed says it in words, with the reason when nil.
 	ObservedStaleness *time.Duration `json:"observedStalenessNs"`
 	Observed          string         `json:"observedStaleness"`
+	// Faults are the faults of the run's schedule
+	// (Config.ConsistencyFaults), in the order they were applied, each
+	// with what it cost.
+	Faults []FaultResult `json:"faults,omitempty"`
 	// The requests of the history, by what became of them: lists
 	// answered 200, lists that failed (dropped), updates, those of
 	// unknown outcome, and of those the ones no list showed (left out).
@@ -90,6 +96,81 @@ type ConsistencyResult struct {
 	UnknownUpdates int `json:"unknownUpdates"`
 	LeftOut        int `json:"leftOutUpdates"`
 }
+
+// FaultResult is one fault of a consistency run's schedule: when it was
+// applied, and what it cost the clients. Times are offsets from the
+// start of the run.
+type FaultResult struct {
+	// Fault is the fault as it was given: "6s redis-failover".
+	Fault  string        `json:"fault"`
+	Offset time.Duration `json:"offsetNs"`
+	Kind   string        `json:"kind"`
+	// AppliedAt is when the suite sent it (ran the command, sent the
+	// Redis command); EndedAt, for a pause, a command and a failover,
+	// when it ended (the pause over, the command exited, the new master
+	// announced), nil for the others.
+	AppliedAt time.Duration  `json:"appliedAtNs"`
+	EndedAt   *time.Duration `json:"endedAtNs,omitempty"`
+	// Note says what it did ("master 10.0.0.1:6379 replaced by
+	// 10.0.0.2:6379"); ExitStatus and Output, for exec, the command's
+	// exit status and the last lines of its output.
+	Note       string `json:"note,omitempty"`
+	ExitStatus *int   `json:"exitStatus,omitempty"`
+	Output     string `json:"output,omitempty"`
+	// Window is the longest stretch around the fault (overlapping the
+	// time from AppliedAt to EndedAt) in which no update was answered
+	// 200: from the last update answered 200 before it to the first
+	// after it. WindowFrom and WindowTo are its ends.
+	Window     time.Duration `json:"windowNs"`
+	WindowFrom time.Duration `json:"windowFromNs"`
+	WindowTo   time.Duration `json:"windowToNs"`
+	// Answers counts the answers other than 200 to requests sent from
+	// AppliedAt to the next fault (or the end of the run), by status:
+	// "503", "500", "no answer" (a transport error or time-out).
+	Answers map[string]int `json:"answers"`
+	// Unknown is the number of updates of unknown outcome sent in that
+	// time: answered neither 200 nor a refusal.
+	Unknown int `json:"unknownUpdates"`
+}
+
+// Line says f in one line, for the text, JUnit and HTML reports.
+func (f *FaultResult) Line() string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "fault %q: %s applied at %s", f.Fault, f.Kind, seconds(f.AppliedAt))
+	if f.EndedAt != nil {
+		fmt.Fprintf(&sb, ", ended at %s", seconds(*f.EndedAt))
+	}
+	if f.Note != "" {
+		fmt.Fprintf(&sb, " (%s)", f.Note)
+	}
+	if f.ExitStatus != nil {
+		fmt.Fprintf(&sb, " (exit status %d", *f.ExitStatus)
+		if f.Output != "" {
+			fmt.Fprintf(&sb, ", output: %s", strings.ReplaceAll(f.Output, "\n", " | "))
+		}
+		sb.WriteString(")")
+	}
+	fmt.Fprintf(&sb, "; window %s with no update answered 200 (%s to %s)", f.Window.Round(time.Millisecond), seconds(f.WindowFrom), seconds(f.WindowTo))
+	if len(f.Answers) == 0 {
+		sb.WriteString("; every answer 200")
+	} else {
+		keys := make([]string, 0, len(f.Answers))
+		for k := range f.Answers {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		var parts []string
+		for _, k := range keys {
+			parts = append(parts, fmt.Sprintf("%s ×%d", k, f.Answers[k]))
+		}
+		fmt.Fprintf(&sb, "; answers other than 200: %s", strings.Join(parts, ", "))
+	}
+	fmt.Fprintf(&sb, "; %d updates of unknown outcome", f.Unknown)
+	return sb.String()
+}
+
+// seconds formats an offset of the run: "6.002s".
+func seconds(d time.Duration) string { return fmt.Sprintf("%.3fs", d.Seconds()) }
 
 // Lines says in words what c holds, one line each, for the text and HTML
 // reports; none for a nil c.
@@ -103,6 +184,9 @@ func (c *ConsistencyResult) Lines() []string {
 	}
 	if c.Observed != "" {
 		out = append(out, "observed staleness: "+c.Observed)
+	}
+	for i := range c.Faults {
+		out = append(out, c.Faults[i].Line())
 	}
 	switch {
 	case c.Replayed:
@@ -139,6 +223,10 @@ type Failure struct {
 	// Operations are the requests of the consistency run's history
 	// involved, each with its place in the history and what it did there.
 	Operations []Operation `json:"operations,omitempty"`
+	// AfterFault is the fault of the consistency run's schedule the
+	// failure followed (as given: "6s redis-failover"): the last applied
+	// before the latest of its requests was sent; "" when none was.
+	AfterFault string `json:"afterFault,omitempty"`
 }
 
 // Operation is a request of the consistency run's history involved in a
