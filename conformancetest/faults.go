@@ -278,7 +278,9 @@ func (s *schedule) apply(ctx context.Context, f Fault, start time.Time) (lineari
 		e := rec.AppliedNs + int64(d)
 		rec.EndedNs = &e
 	case FaultRedisKillClients:
-		rec.Note, err = s.target.KillClients(ctx)
+		var closed int64
+		rec.Note, closed, err = s.target.KillClients(ctx)
+		rec.Closed = &closed
 	case FaultRedisFailover:
 		rec.Note, err = s.target.Failover(ctx, s.prefix)
 		ended()
@@ -307,7 +309,7 @@ func faultResults(h *linearize.History) []report.FaultResult {
 	out := make([]report.FaultResult, 0, len(h.Faults))
 	for i, f := range h.Faults {
 		r := report.FaultResult{Fault: f.Fault, Kind: f.Kind, Offset: time.Duration(f.OffsetNs), AppliedAt: time.Duration(f.AppliedNs),
-			Note: f.Note, ExitStatus: f.ExitStatus, Output: f.Output, Answers: map[string]int{}}
+			Note: f.Note, Closed: f.Closed, ExitStatus: f.ExitStatus, Output: f.Output, Answers: map[string]int{}}
 		last := f.AppliedNs
 		if f.EndedNs != nil {
 			e := time.Duration(*f.EndedNs)

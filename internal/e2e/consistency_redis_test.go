@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -211,11 +210,10 @@ func TestConsistencyRedisClientsKilled(t *testing.T) {
 	res := runCmd(t, commandBinary(t), consistencyArgs(killRun, bases(rs), extra...)...)
 	outcome, lin := linearizable(t, res.stdout)
 	faults := faultsOf(t, lin)
-	killed := 0
+	var killed int64
 	for _, f := range faults {
-		if m := closedRE.FindStringSubmatch(f.Note); m != nil {
-			n, _ := strconv.Atoi(m[1])
-			killed += n
+		if f.Closed != nil {
+			killed += *f.Closed
 		}
 	}
 	if len(faults) != int(killRun/time.Second)-1 {
@@ -229,10 +227,6 @@ func TestConsistencyRedisClientsKilled(t *testing.T) {
 	}
 	t.Logf("%d connections killed%s", killed, updateFigures(lin))
 }
-
-// closedRE reads how many connections a redis-kill-clients fault closed,
-// from its note.
-var closedRE = regexp.MustCompile(`^(\d+) client connections of .* closed$`)
 
 // faultsOf are the faults of the schedule in the result, each logged in
 // the report's words.
@@ -323,7 +317,7 @@ func TestConsistencyRedisSentinelFailover(t *testing.T) {
 			if tc.graceful {
 				fault = "6s redis-failover"
 			}
-			if f := lin.Failures[0]; !strings.HasPrefix(f.AfterFault, fault) || !strings.Contains(f.Problem, "(after the fault \""+fault) {
+			if f := lin.Failures[0]; !strings.HasPrefix(f.AfterFault, fault) {
 				t.Errorf("negative control: the failure does not say which fault it followed: %q, %s", f.AfterFault, f.Problem)
 			}
 		})

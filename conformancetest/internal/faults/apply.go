@@ -93,18 +93,19 @@ func (t *Target) Pause(ctx context.Context, d time.Duration) (string, error) {
 }
 
 // KillClients closes every normal client connection of every master but
-// its own (CLIENT KILL TYPE normal SKIPME yes) and returns how many.
-func (t *Target) KillClients(ctx context.Context) (string, error) {
+// its own (CLIENT KILL TYPE normal SKIPME yes) and returns what it did
+// in words, and how many it closed.
+func (t *Target) KillClients(ctx context.Context) (string, int64, error) {
 	replies, masters, err := t.onMasters(ctx, "CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes")
 	if err != nil {
-		return "", err
+		return "", 0, err
 	}
 	var n int64
 	for _, r := range replies {
 		k, _ := r.(int64)
 		n += k
 	}
-	return fmt.Sprintf("%d client connections of %s closed", n, strings.Join(masters, " ")), nil
+	return fmt.Sprintf("%d client connections of %s closed", n, strings.Join(masters, " ")), n, nil
 }
 
 // Failover makes a replica the master: SENTINEL FAILOVER on a sentinel,

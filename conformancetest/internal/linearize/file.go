@@ -48,9 +48,12 @@ type Fault struct {
 	OffsetNs int64  `json:"offsetNs"`
 	// AppliedNs is when it was sent; EndedNs, for a fault that lasts
 	// (a pause, a command, a failover), when it ended.
-	AppliedNs  int64  `json:"appliedAtNs"`
-	EndedNs    *int64 `json:"endedAtNs,omitempty"`
-	Note       string `json:"note,omitempty"`
+	AppliedNs int64  `json:"appliedAtNs"`
+	EndedNs   *int64 `json:"endedAtNs,omitempty"`
+	Note      string `json:"note,omitempty"`
+	// Closed, for redis-kill-clients, is how many client connections
+	// it closed.
+	Closed     *int64 `json:"closedConnections,omitempty"`
 	ExitStatus *int   `json:"exitStatus,omitempty"`
 	Output     string `json:"output,omitempty"`
 }

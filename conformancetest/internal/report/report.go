@@ -114,7 +114,10 @@ type FaultResult struct {
 	// Note says what it did ("master 10.0.0.1:6379 replaced by
 	// 10.0.0.2:6379"); ExitStatus and Output, for exec, the command's
 	// exit status and the last lines of its output.
-	Note       string `json:"note,omitempty"`
+	Note string `json:"note,omitempty"`
+	// Closed, for redis-kill-clients, is how many client connections
+	// it closed.
+	Closed     *int64 `json:"closedConnections,omitempty"`
 	ExitStatus *int   `json:"exitStatus,omitempty"`
 	Output     string `json:"output,omitempty"`
 	// Window is the longest stretch around the fault (overlapping the
