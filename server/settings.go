@@ -42,6 +42,16 @@ var settings = []setting{
 	{flag: "seed", env: "INVENTORY_SEED", field: "Seed", show: "nothing", option: "Store.Initialize",
 		doc: "initializes a store never initialized (no marker) with: a JSON array of items (a file), demo for the 12 demo pets, or empty for no pets; on an initialized store it does nothing; unset, nothing (a store not initialized is not served)",
 		set: func(c *Config, v string) error { c.Seed = v; return nil }},
+	{flag: "init-only", env: "INVENTORY_INIT_ONLY", field: "InitOnly", def: "false",
+		doc: "initialize the store with -seed (required) and exit: 0 once it is initialized (or already was) and can serve, 1 if not; listens on no port, needs no API key (a seed Job)",
+		set: func(c *Config, v string) error {
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return errors.New("want 1 or true (initialize and exit), 0 or false (serve)")
+			}
+			c.InitOnly = b
+			return nil
+		}},
 	{flag: "store-timeout", env: "INVENTORY_STORE_TIMEOUT", field: "StoreTimeout", def: "2s",
 		doc: "deadline of each store call; past it the client gets 503", set: durationSetter(func(c *Config) *time.Duration { return &c.StoreTimeout })},
 	{flag: "max-staleness", env: "INVENTORY_MAX_STALENESS", field: "MaxStaleness", def: "0s",
@@ -240,8 +250,11 @@ REDIS_URL and an API key (INVENTORY_API_KEYS or INVENTORY_API_KEYS_FILE;
 make one with: openssl rand -hex 32) are required: without them the server
 does not start. A store is served only once initialized: -seed FILE,
 -seed demo or -seed empty initializes one that never was, once.
+-init-only -seed FILE does that and exits (no API key needed): a seed Job.
 
-Exit status: 0 after a graceful shutdown (SIGINT, SIGTERM), -h or -version;
-2 when the settings are wrong (a flag, an environment variable, REDIS_URL,
-no API key, a file they name); 1 when serving fails (the address is taken).
+Exit status: 0 after a graceful shutdown (SIGINT, SIGTERM), -h or -version,
+or once -init-only has the store initialized; 2 when the settings are wrong
+(a flag, an environment variable, REDIS_URL, no API key, a file they name,
+-init-only without -seed); 1 when serving fails (the address is taken) or
+-init-only cannot initialize the store (Redis out of reach, refused).
 `
