@@ -44,14 +44,7 @@ var settings = []setting{
 		set: func(c *Config, v string) error { c.Seed = v; return nil }},
 	{flag: "init-only", env: "INVENTORY_INIT_ONLY", field: "InitOnly", def: "false",
 		doc: "initialize the store with -seed (required) and exit: 0 once it is initialized (or already was) and can serve, 1 if not; listens on no port, needs no API key (a seed Job)",
-		set: func(c *Config, v string) error {
-			b, err := strconv.ParseBool(v)
-			if err != nil {
-				return errors.New("want 1 or true (initialize and exit), 0 or false (serve)")
-			}
-			c.InitOnly = b
-			return nil
-		}},
+		set: boolSetter(func(c *Config) *bool { return &c.InitOnly }, "initialize and exit", "serve")},
 	{flag: "store-timeout", env: "INVENTORY_STORE_TIMEOUT", field: "StoreTimeout", def: "2s",
 		doc: "deadline of each store call; past it the client gets 503", set: durationSetter(func(c *Config) *time.Duration { return &c.StoreTimeout })},
 	{flag: "max-staleness", env: "INVENTORY_MAX_STALENESS", field: "MaxStaleness", def: "0s",
@@ -77,14 +70,7 @@ var settings = []setting{
 		set: durationSetter(func(c *Config) *time.Duration { return &c.ReplicaAckTimeout })},
 	{flag: "redis-allow-eviction", env: "INVENTORY_REDIS_ALLOW_EVICTION", field: "AllowEviction", def: "false", option: "WithEvictionAllowed",
 		doc: "accept a Redis whose maxmemory-policy may evict the store's keys (allkeys-*); otherwise it is not ready",
-		set: func(c *Config, v string) error {
-			b, err := strconv.ParseBool(v)
-			if err != nil {
-				return errors.New("want 1 or true (allow), 0 or false (refuse)")
-			}
-			c.AllowEviction = b
-			return nil
-		}},
+		set: boolSetter(func(c *Config) *bool { return &c.AllowEviction }, "allow", "refuse")},
 	{env: "INVENTORY_REDIS_CA_FILE", field: "RedisCAFile", option: "Config.LoadTLSFiles", show: "the system's trust store",
 		doc: "PEM CA certificate(s) the Redis server's certificate is checked against (for Redis, instead of the system's); turns TLS on",
 		set: func(c *Config, v string) error { c.RedisCAFile = v; return nil }},
@@ -124,6 +110,19 @@ func durationSetter(field func(*Config) *time.Duration) func(*Config, string) er
 			return errors.New("not a duration such as 2s or 500ms")
 		}
 		*field(c) = d
+		return nil
+	}
+}
+
+// boolSetter sets a boolean field; its error says what true and false
+// mean for the setting.
+func boolSetter(field func(*Config) *bool, yes, no string) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return fmt.Errorf("want 1 or true (%s), 0 or false (%s)", yes, no)
+		}
+		*field(c) = b
 		return nil
 	}
 }
