@@ -79,6 +79,14 @@ func TestInitOnly(t *testing.T) {
 		t.Errorf("-init-only on a Redis out of reach: exit %d, want 1 and the error:\n%s", code, out)
 	}
 
+	// A Redis the store cannot serve from (it may evict the store's keys):
+	// the configuration fault, with its fix, and exit 1.
+	evicting := startRedis(t, "--maxmemory-policy", "allkeys-lru")
+	code, out = runInitOnly(t, []string{"REDIS_URL=" + evicting.url()}, "-init-only", "-seed", "demo")
+	if code != 1 || !strings.Contains(out, "maxmemory-policy") || !strings.Contains(out, "-redis-allow-eviction") {
+		t.Errorf("-init-only on an evicting Redis: exit %d, want 1 and the fault with its fix:\n%s", code, out)
+	}
+
 	code, out = runInitOnly(t, redisEnv, "-init-only")
 	if code != 2 || !strings.Contains(out, "add -seed FILE") {
 		t.Errorf("-init-only without -seed: exit %d, want 2 naming the fix (-seed):\n%s", code, out)
