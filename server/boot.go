@@ -91,6 +91,22 @@ func (b *storeBoot) untilDone(ctx context.Context) {
 // answer, refused, the store is not initialized, or the seed was not
 // acknowledged as asked).
 func (b *storeBoot) once(ctx context.Context) error {
+	if err := b.prepare(ctx); err != nil {
+		return err
+	}
+	b.served.gate.open()
+	start := time.Now()
+	if err := b.served.api.Preload(ctx); err != nil {
+		return fmt.Errorf("loading the inventory: %w", err)
+	}
+	b.log.Info("loaded the inventory: ready", "took", time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// prepare is what a try does before it serves, and all that -init-only
+// does: the persistence looked at, the store initialized (with -seed) and
+// ready.
+func (b *storeBoot) prepare(ctx context.Context) error {
 	b.lookAtDurability(ctx)
 	if err := b.initialize(ctx); err != nil {
 		return err
@@ -100,12 +116,19 @@ func (b *storeBoot) once(ctx context.Context) error {
 	if err := b.store.Ready(rctx); err != nil {
 		return fmt.Errorf("checking that the store can serve: %w", err)
 	}
-	b.served.gate.open()
-	start := time.Now()
-	if err := b.served.api.Preload(ctx); err != nil {
-		return fmt.Errorf("loading the inventory: %w", err)
+	return nil
+}
+
+// initOnly is -init-only's whole run: one try of the boot's prepare (the
+// store initialized with -seed unless it already is, or adopted; ready),
+// without an API or a listener. Its error is the try's, which the command
+// logs and exits 1 with; a Job's backoffLimit tries again.
+func (l *lifecycle) initOnly(ctx context.Context) error {
+	b := storeBoot{settled: l.settled, store: l.st.store, state: new(bootState), log: l.log}
+	if err := b.prepare(ctx); err != nil {
+		return err
 	}
-	b.log.Info("loaded the inventory: ready", "took", time.Since(start).Round(time.Millisecond))
+	l.log.Info("the store is initialized and can serve: exiting (-init-only)", "store", l.st.name)
 	return nil
 }
 

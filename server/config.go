@@ -29,6 +29,13 @@ type Config struct {
 	// Default: "" (initialize nothing: the server serves only a store
 	// already initialized, and is not ready until then).
 	Seed string
+	// InitOnly makes Run initialize the store with Seed (required: Run
+	// refuses InitOnly without it) and return, without listening: nil once
+	// the store is initialized (or already was, or a store seeded before
+	// the marker is adopted) and can serve, else why not. No API key is
+	// needed. It is a seed Job's mode (deploy/kubernetes/job-seed.yaml).
+	// Default: false (serve).
+	InitOnly bool
 	// StoreTimeout is the deadline of each store call; past it the client
 	// gets 503.
 	// Default: 2s.
@@ -127,6 +134,8 @@ func (c Config) validate() error {
 		return fmt.Errorf("replica acks %d: must be between 0 and 16", c.ReplicaAcks)
 	case c.ReplicaAcks > 0 && (c.ReplicaAckTimeout < time.Millisecond || c.ReplicaAckTimeout >= c.StoreTimeout):
 		return fmt.Errorf("replica ack timeout %v: must be at least 1ms and below the store timeout (%v), which bounds the whole write", c.ReplicaAckTimeout, c.StoreTimeout)
+	case c.InitOnly && c.Seed == "":
+		return errors.New("-init-only initializes the store with a seed and exits, and there is none: add -seed FILE (a JSON array of items), -seed demo or -seed empty (or INVENTORY_SEED)")
 	case (c.RedisCertFile == "") != (c.RedisKeyFile == ""):
 		return errors.New("INVENTORY_REDIS_CERT_FILE and INVENTORY_REDIS_KEY_FILE go together (a client certificate and its key): set both or neither")
 	case len(c.APIKeys) > 0 && c.APIKeysFile != "":

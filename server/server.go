@@ -28,7 +28,8 @@ import (
 // down gracefully: it stops accepting, lets in-flight requests finish (up
 // to 10 s) and returns nil. Wrong settings (no REDIS_URL, no API key) are
 // a ConfigError, returned before it serves; a failure to serve (the
-// address is taken) another error.
+// address is taken) another error. With cfg.InitOnly it serves nothing:
+// it initializes the store with cfg.Seed, once, and returns.
 //
 // It listens before it talks to Redis, so that a taken address fails at
 // once, and seeds in the background: /readyz answers 503 until the seed
@@ -68,6 +69,9 @@ func (l *lifecycle) run(ctx context.Context, cfg Config) error {
 		return badConfig(err)
 	}
 	defer l.st.client.Close()
+	if l.cfg.InitOnly { // -init-only: the store initialized, then exit
+		return l.initOnly(ctx)
+	}
 	if err := l.startTelemetry(ctx); err != nil {
 		return err
 	}
@@ -101,6 +105,7 @@ type settled struct {
 // settle applies cfg's defaults and checks everything that needs no
 // network: the fields together, REDIS_URL and an API key present (both
 // named when both are missing), the key file and the seed file read.
+// -init-only serves nothing: it needs no key, and reads none.
 func (l *lifecycle) settle(cfg Config) error {
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(); err != nil {
@@ -111,16 +116,17 @@ func (l *lifecycle) settle(cfg Config) error {
 		missing = append(missing, errors.New("REDIS_URL is required: the Redis to serve from (redis://host:6379/0; a Cluster or Sentinel URL); "+
 			"to try the server without one, `go run ./examples/redis` in the repository starts an embedded Redis"))
 	}
-	keys, err := apikeys.Load(cfg.APIKeys, cfg.APIKeysFile)
-	if err != nil {
-		missing = append(missing, fileHint(err))
+	var ring *apikeys.KeyRing
+	if !cfg.InitOnly {
+		keys, err := apikeys.Load(cfg.APIKeys, cfg.APIKeysFile)
+		if err != nil {
+			missing = append(missing, fileHint(err))
+		} else if ring, err = apikeys.NewKeyRing(keys...); err != nil {
+			return fmt.Errorf("API keys: %w", err)
+		}
 	}
 	if len(missing) > 0 {
 		return errors.Join(missing...)
-	}
-	ring, err := apikeys.NewKeyRing(keys...)
-	if err != nil {
-		return fmt.Errorf("API keys: %w", err)
 	}
 	seed, err := readSeed(cfg.Seed)
 	if err != nil {

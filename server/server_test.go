@@ -78,6 +78,14 @@ func TestParse(t *testing.T) {
 	if err != nil || !cfg.AllowEviction {
 		t.Errorf("-redis-allow-eviction alone = %v, %v; want true", cfg.AllowEviction, err)
 	}
+	cfg, err = parse([]string{"-init-only", "-seed", "empty"}, env(nil), io.Discard)
+	if err != nil || !cfg.InitOnly || cfg.Seed != SeedEmpty {
+		t.Errorf("-init-only -seed empty = %v %q, %v; want InitOnly and the seed", cfg.InitOnly, cfg.Seed, err)
+	}
+	cfg, err = parse(nil, env(map[string]string{"INVENTORY_INIT_ONLY": "true", "INVENTORY_SEED": "demo"}), io.Discard)
+	if err != nil || !cfg.InitOnly {
+		t.Errorf("INVENTORY_INIT_ONLY=true = %v, %v; want InitOnly", cfg.InitOnly, err)
+	}
 
 	for _, tc := range []struct {
 		args []string
@@ -103,6 +111,9 @@ func TestParse(t *testing.T) {
 		{nil, map[string]string{"INVENTORY_REDIS_KEY_FILE": "k.pem"}, "go together"},
 		{nil, map[string]string{"INVENTORY_API_KEYS": " , "}, "INVENTORY_API_KEYS: holds no key"},
 		{nil, map[string]string{"INVENTORY_API_KEYS": "k", "INVENTORY_API_KEYS_FILE": "keys"}, "set one"},
+		{[]string{"-init-only"}, nil, "add -seed FILE"},
+		{nil, map[string]string{"INVENTORY_INIT_ONLY": "true"}, "add -seed FILE"},
+		{nil, map[string]string{"INVENTORY_INIT_ONLY": "maybe"}, "INVENTORY_INIT_ONLY"},
 	} {
 		_, err := parse(tc.args, env(tc.env), io.Discard)
 		var ce ConfigError
@@ -119,7 +130,7 @@ func TestParse(t *testing.T) {
 	}
 	for _, want := range []string{"-redis-allow-eviction", "INVENTORY_REDIS_CA_FILE", "INVENTORY_REDIS_PASSWORD_FILE",
 		"INVENTORY_API_KEYS_FILE", "Exit status: 0", "2 when the settings are wrong", "-version", "openssl rand -hex 32",
-		"A store is served only once initialized", "INVENTORY_METRICS_ADDR"} {
+		"A store is served only once initialized", "INVENTORY_METRICS_ADDR", "-init-only -seed FILE does that and exits", "-init-only without -seed"} {
 		if !strings.Contains(usage.String(), want) {
 			t.Errorf("-h does not say %q:\n%s", want, usage.String())
 		}

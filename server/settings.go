@@ -42,6 +42,9 @@ var settings = []setting{
 	{flag: "seed", env: "INVENTORY_SEED", field: "Seed", show: "nothing", option: "Store.Initialize",
 		doc: "initializes a store never initialized (no marker) with: a JSON array of items (a file), demo for the 12 demo pets, or empty for no pets; on an initialized store it does nothing; unset, nothing (a store not initialized is not served)",
 		set: func(c *Config, v string) error { c.Seed = v; return nil }},
+	{flag: "init-only", env: "INVENTORY_INIT_ONLY", field: "InitOnly", def: "false",
+		doc: "initialize the store with -seed (required) and exit: 0 once it is initialized (or already was) and can serve, 1 if not; listens on no port, needs no API key (a seed Job)",
+		set: boolSetter(func(c *Config) *bool { return &c.InitOnly }, "initialize and exit", "serve")},
 	{flag: "store-timeout", env: "INVENTORY_STORE_TIMEOUT", field: "StoreTimeout", def: "2s",
 		doc: "deadline of each store call; past it the client gets 503", set: durationSetter(func(c *Config) *time.Duration { return &c.StoreTimeout })},
 	{flag: "max-staleness", env: "INVENTORY_MAX_STALENESS", field: "MaxStaleness", def: "0s",
@@ -67,14 +70,7 @@ var settings = []setting{
 		set: durationSetter(func(c *Config) *time.Duration { return &c.ReplicaAckTimeout })},
 	{flag: "redis-allow-eviction", env: "INVENTORY_REDIS_ALLOW_EVICTION", field: "AllowEviction", def: "false", option: "WithEvictionAllowed",
 		doc: "accept a Redis whose maxmemory-policy may evict the store's keys (allkeys-*); otherwise it is not ready",
-		set: func(c *Config, v string) error {
-			b, err := strconv.ParseBool(v)
-			if err != nil {
-				return errors.New("want 1 or true (allow), 0 or false (refuse)")
-			}
-			c.AllowEviction = b
-			return nil
-		}},
+		set: boolSetter(func(c *Config) *bool { return &c.AllowEviction }, "allow", "refuse")},
 	{env: "INVENTORY_REDIS_CA_FILE", field: "RedisCAFile", option: "Config.LoadTLSFiles", show: "the system's trust store",
 		doc: "PEM CA certificate(s) the Redis server's certificate is checked against (for Redis, instead of the system's); turns TLS on",
 		set: func(c *Config, v string) error { c.RedisCAFile = v; return nil }},
@@ -114,6 +110,19 @@ func durationSetter(field func(*Config) *time.Duration) func(*Config, string) er
 			return errors.New("not a duration such as 2s or 500ms")
 		}
 		*field(c) = d
+		return nil
+	}
+}
+
+// boolSetter sets a boolean field; its error says what true and false
+// mean for the setting.
+func boolSetter(field func(*Config) *bool, yes, no string) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return fmt.Errorf("want 1 or true (%s), 0 or false (%s)", yes, no)
+		}
+		*field(c) = b
 		return nil
 	}
 }
@@ -240,8 +249,11 @@ REDIS_URL and an API key (INVENTORY_API_KEYS or INVENTORY_API_KEYS_FILE;
 make one with: openssl rand -hex 32) are required: without them the server
 does not start. A store is served only once initialized: -seed FILE,
 -seed demo or -seed empty initializes one that never was, once.
+-init-only -seed FILE does that and exits (no API key needed): a seed Job.
 
-Exit status: 0 after a graceful shutdown (SIGINT, SIGTERM), -h or -version;
-2 when the settings are wrong (a flag, an environment variable, REDIS_URL,
-no API key, a file they name); 1 when serving fails (the address is taken).
+Exit status: 0 after a graceful shutdown (SIGINT, SIGTERM), -h or -version,
+or once -init-only has the store initialized; 2 when the settings are wrong
+(a flag, an environment variable, REDIS_URL, no API key, a file they name,
+-init-only without -seed); 1 when serving fails (the address is taken) or
+-init-only cannot initialize the store (Redis out of reach, refused).
 `

@@ -305,12 +305,28 @@ func TestCheckCatches(t *testing.T) {
 			sj.server.Env = append(sj.server.Env, corev1.EnvVar{Name: "INVENTORY_REDIS_PREFIX", Value: "other"})
 			sj.server.Env = slices.DeleteFunc(sj.server.Env, func(e corev1.EnvVar) bool { return e.Name == "INVENTORY_REDIS_PREFIX" && e.Value != "other" })
 		}, `INVENTORY_REDIS_PREFIX is "other"`},
-		{"Job without startup probe", func(m *manifests, f *facts) { sj, _ := m.seedJob(); sj.server.StartupProbe = nil }, "startupProbe is not an httpGet of /readyz"},
-		{"Job image", func(m *manifests, f *facts) { sj, _ := m.seedJob(); sj.done.Image = "busybox" }, "container done runs busybox"},
+		{"Job serves", func(m *manifests, f *facts) {
+			sj, _ := m.seedJob()
+			sj.server.Args = []string{"-seed", "/seed/items.json"}
+		}, "want -init-only and -seed"},
+		{"Job without seed", func(m *manifests, f *facts) { sj, _ := m.seedJob(); sj.server.Args = []string{"-init-only"} }, "want -init-only and -seed"},
+		{"Job with a port", func(m *manifests, f *facts) {
+			sj, _ := m.seedJob()
+			sj.server.Ports = []corev1.ContainerPort{{Name: "http", ContainerPort: 8080}}
+		}, "-init-only listens on none"},
+		{"Job with API keys", func(m *manifests, f *facts) {
+			sj, _ := m.seedJob()
+			sj.server.Env = append(sj.server.Env, corev1.EnvVar{Name: "INVENTORY_API_KEYS", Value: "k"})
+		}, "-init-only needs no API key"},
+		{"Job sidecar", func(m *manifests, f *facts) {
+			pod := &m.jobs[0].Spec.Template.Spec
+			pod.InitContainers = append(pod.InitContainers, pod.Containers[0])
+		}, "1 init containers and 1 containers"},
+		{"Job image", func(m *manifests, f *facts) { sj, _ := m.seedJob(); sj.server.Image = "busybox" }, "container inventory-server runs busybox"},
 		{"Job seed not JSON", func(m *manifests, f *facts) { m.configMaps[0].Data["items.json"] = "{" }, "is not a JSON array of items"},
 		{"Job seed elsewhere", func(m *manifests, f *facts) {
 			sj, _ := m.seedJob()
-			sj.server.Args = []string{"-seed", "/etc/items.json"}
+			sj.server.Args = []string{"-init-only", "-seed", "/etc/items.json"}
 		}, "not a file under a volume mount"},
 		{"Job pods served", func(m *manifests, f *facts) {
 			m.jobs[0].Spec.Template.Labels[labelComponent] = "server"

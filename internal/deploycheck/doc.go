@@ -35,8 +35,9 @@
 //     example Secrets' files in place of the mounted ones: the probes'
 //     paths answer on the named port, the API accepts the key file, the
 //     metrics path answers, and no key appears in the server's output;
-//     and it runs the seed Job's pod on a TLS redis-server with the URL's
-//     ACL user until its startup probe passes (seedjob_test.go);
+//     and it runs the seed Job's container (-init-only -seed) on a TLS
+//     redis-server with the URL's ACL user, which must exit 0 with the
+//     store initialized (seedjob_test.go);
 //   - it builds the example overlay with kustomize's library, as kubectl
 //     apply -k would, and checks the result: one namespace, every image
 //     pinned by digest, an egress rule to the OTLP endpoint when tracing

@@ -191,8 +191,8 @@ func TestOverlayCatches(t *testing.T) {
 		wants string
 	}{
 		{"tag", func(m *manifests) { ctr(m).Image = "registry.example/petinventory/inventory-server:v0.1.0" }, "not pinned by digest"},
-		{"init container tag", func(m *manifests) {
-			m.jobs[0].Spec.Template.Spec.InitContainers[0].Image = "petinventory/inventory-server:v0.1.0"
+		{"Job container tag", func(m *manifests) {
+			m.jobs[0].Spec.Template.Spec.Containers[0].Image = "petinventory/inventory-server:v0.1.0"
 		}, "Job inventory-seed: container inventory-server's image"},
 		{"namespace", func(m *manifests) { m.services[0].Namespace = "default" }, `in namespace "default"`},
 		{"OTLP closed", func(m *manifests) {

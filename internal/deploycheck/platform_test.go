@@ -209,14 +209,12 @@ func seedArg(args []string) string {
 	return ""
 }
 
-// seedJob is the Job that initializes the store, and its server: the
-// native sidecar (an init container with restartPolicy: Always) that runs
-// -seed, and the container that starts once the sidecar's startup probe
-// says ready.
+// seedJob is the Job that initializes the store, and its one container:
+// inventory-server -init-only -seed, which exits once the store is
+// initialized.
 type seedJob struct {
 	job    *batchv1.Job
 	server *corev1.Container
-	done   *corev1.Container
 }
 
 func (m *manifests) seedJob() (seedJob, error) {
@@ -225,27 +223,18 @@ func (m *manifests) seedJob() (seedJob, error) {
 	}
 	j := m.jobs[0]
 	pod := &j.Spec.Template.Spec
-	var sj seedJob
-	sj.job = j
-	for i, c := range pod.InitContainers {
-		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways && seedArg(c.Args) != "" {
-			sj.server = &pod.InitContainers[i]
-		}
+	if len(pod.InitContainers) != 0 || len(pod.Containers) != 1 {
+		return seedJob{}, fmt.Errorf("Job %s: %d init containers and %d containers, want one container that runs inventory-server -init-only -seed",
+			j.Name, len(pod.InitContainers), len(pod.Containers))
 	}
-	if sj.server == nil {
-		return sj, fmt.Errorf("Job %s: no init container with restartPolicy: Always runs inventory-server with -seed", j.Name)
-	}
-	if len(pod.Containers) != 1 {
-		return sj, fmt.Errorf("Job %s: %d containers, want one that starts once the store is initialized", j.Name, len(pod.Containers))
-	}
-	sj.done = &pod.Containers[0]
-	return sj, nil
+	return seedJob{job: j, server: &pod.Containers[0]}, nil
 }
 
 // checkSeedJob checks the Job against the Deployment: the same image and
-// store, a seed it can read, a startup probe on /readyz so that the Job
-// completes only once the store is initialized, and pods that no Service
-// or budget takes for the server's.
+// store, -init-only with a seed it can read (so that the Job completes
+// once the store is initialized, and only then), no port nor API key
+// (-init-only serves nothing), and pods that no Service or budget takes
+// for the server's.
 func checkSeedJob(m *manifests, f facts) []error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
@@ -264,13 +253,14 @@ func checkSeedJob(m *manifests, f facts) []error {
 	if j.Spec.ActiveDeadlineSeconds == nil {
 		bad("Job %s has no activeDeadlineSeconds: a store that cannot be initialized would keep it running", j.Name)
 	}
-	for _, ctr := range []*corev1.Container{s, sj.done} {
-		if ctr.Image != c.Image {
-			bad("Job %s: container %s runs %s, the Deployment %s", j.Name, ctr.Name, ctr.Image, c.Image)
-		}
+	if s.Image != c.Image {
+		bad("Job %s: container %s runs %s, the Deployment %s", j.Name, s.Name, s.Image, c.Image)
 	}
-	if !slices.Equal(sj.done.Args, []string{"-version"}) {
-		bad("Job %s: container %s's args are %v, want [-version] (it only marks the end, once the sidecar is ready)", j.Name, sj.done.Name, sj.done.Args)
+	if !slices.Contains(s.Args, "-init-only") || seedArg(s.Args) == "" {
+		bad("Job %s: container %s's args are %v, want -init-only and -seed: without them it would serve, and the Job never complete", j.Name, s.Name, s.Args)
+	}
+	if len(s.Ports) > 0 || s.StartupProbe != nil || s.ReadinessProbe != nil || s.LivenessProbe != nil {
+		bad("Job %s: container %s has ports or probes: -init-only listens on none", j.Name, s.Name)
 	}
 	for _, name := range []string{"REDIS_URL", "INVENTORY_REDIS_PREFIX", "INVENTORY_REDIS_PASSWORD_FILE"} {
 		if a, b := env(s, f, name), env(c, f, name); a != b {
@@ -281,17 +271,14 @@ func checkSeedJob(m *manifests, f facts) []error {
 		if _, ok := f.settings[e.Name]; !ok {
 			bad("Job %s: environment variable %s is not a setting of inventory-server (-h lists them)", j.Name, e.Name)
 		}
+		if strings.HasPrefix(e.Name, "INVENTORY_API_KEYS") {
+			bad("Job %s: %s: -init-only needs no API key, and a Job's pod should not hold one", j.Name, e.Name)
+		}
 		if strings.HasSuffix(e.Name, "_FILE") {
 			if _, _, _, err := m.secretFileIn(j.Spec.Template.Spec.Volumes, s, e.Value); err != nil {
 				bad("Job %s: %s=%s: %v", j.Name, e.Name, e.Value, err)
 			}
 		}
-	}
-	p := s.StartupProbe
-	if p == nil || p.HTTPGet == nil || p.HTTPGet.Path != c.ReadinessProbe.HTTPGet.Path {
-		bad("Job %s: the server's startupProbe is not an httpGet of %s: the Job would complete before the store is initialized", j.Name, c.ReadinessProbe.HTTPGet.Path)
-	} else if _, ok := namedPort(s, p.HTTPGet.Port.StrVal); !ok {
-		bad("Job %s: the startupProbe's port %s names no port of the server's container", j.Name, p.HTTPGet.Port.String())
 	}
 	if _, err := m.seedItems(s); err != nil {
 		bad("Job %s: %v", j.Name, err)

@@ -6,10 +6,12 @@
 //	REDIS_URL=redis://127.0.0.1:6379/0 INVENTORY_API_KEYS_FILE=/run/secrets/keys inventory-server
 //
 // REDIS_URL and an API key (INVENTORY_API_KEYS or INVENTORY_API_KEYS_FILE)
-// are required; nothing is seeded unless -seed says what. -version prints
-// the version, VCS revision and Go version. Exit status: 0 after a
-// graceful shutdown (SIGINT, SIGTERM), -h or -version; 2 when the settings
-// are wrong; 1 when serving fails.
+// are required; nothing is seeded unless -seed says what. -init-only
+// -seed FILE initializes the store and exits, with no API key (a seed
+// Job). -version prints the version, VCS revision and Go version. Exit
+// status: 0 after a graceful shutdown (SIGINT, SIGTERM), -h, -version or
+// an -init-only that initialized the store; 2 when the settings are wrong;
+// 1 when serving, or -init-only, fails.
 package main
 
 import (
