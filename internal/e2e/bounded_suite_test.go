@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/petinventory/petinventory/conformancetest"
 	"github.com/petinventory/petinventory/internal/proctest"
 )
 
@@ -107,10 +108,12 @@ func boundedSuiteRuns(t *testing.T, args []string) {
 			before := strictQuantities(t, rs[0].base)
 			for _, extra := range [][]string{nil, {"-consistency-staleness", staleBound.String()}} {
 				for run := 1; run <= 2; run++ {
-					res := runCmd(t, commandBinary(t), suiteArgs(bases(rs), append(slices.Clone(args), extra...)...)...)
-					m := summaryRE.FindStringSubmatch(res.stdout)
-					t.Logf("%v, run %d: exit %d, %s", extra, run, res.code, m)
-					if res.code != 0 || m == nil || m[2] != "0" {
+					res := runCmd(t, commandBinary(t), suiteArgs(bases(rs), append(slices.Clone(args), append(extra, "-json")...)...)...)
+					var rep conformancetest.Report
+					jsonErr := json.Unmarshal([]byte(res.stdout), &rep)
+					passed, failed, skipped := rep.Counts()
+					t.Logf("%v, run %d: exit %d, %d passed, %d failed, %d skipped", extra, run, res.code, passed, failed, skipped)
+					if res.code != 0 || jsonErr != nil || passed == 0 || failed != 0 {
 						t.Fatalf("%v, run %d: exit %d; want 0 with 0 failed:\n%s\n%s", extra, run, res.code, res.stdout, res.stderr)
 					}
 					if after := strictQuantities(t, rs[0].base); !maps.Equal(after, before) {
