@@ -363,7 +363,7 @@ func (s *Store) readAll(ctx context.Context, op string) (inventory.Changes, erro
 		var ch inventory.Changes
 		err := s.onceMoreIfCut(func() error {
 			return s.readOn(ctx, func(c redis.Cmdable) (err error) {
-				if ch, err = s.readAllOnce(ctx, c); err != nil {
+				if ch, err = s.readAllOnce(ctx, c, op); err != nil {
 					return err
 				}
 				return s.waitAcks(ctx, c, op, ackRead)
@@ -385,9 +385,9 @@ func (s *Store) readAll(ctx context.Context, op string) (inventory.Changes, erro
 		"redis %s: the change log moved under %d full reads in a row (%s); retry later", op, fullReadAttempts, why.reason))
 }
 
-// readAllOnce is one attempt of a full read, on c; its error is a
+// readAllOnce is one attempt of a full read for op, on c; its error is a
 // *logBreak when the log moved under it and it must start over.
-func (s *Store) readAllOnce(ctx context.Context, c redis.Cmdable) (ch inventory.Changes, err error) {
+func (s *Store) readAllOnce(ctx context.Context, c redis.Cmdable, op string) (ch inventory.Changes, err error) {
 	var (
 		rev    *redis.XMessageSliceCmd
 		hlen   *redis.IntCmd
@@ -402,7 +402,7 @@ func (s *Store) readAllOnce(ctx context.Context, c redis.Cmdable) (ch inventory.
 		return ch, err
 	}
 	// A wiped store reads empty: never a list of [] for it (marker.go).
-	if err := s.checkMarker("list", marker); err != nil {
+	if err := s.checkMarker(op, marker); err != nil {
 		return ch, err
 	}
 	var id, nonce string

@@ -102,9 +102,12 @@ func unavailable(err error) bool {
 	return errors.As(err, &ne)
 }
 
-// The replies of Redis the store tells apart, each by one named check:
-// go-redis exports checks for some (READONLY, LOADING, …), the others
-// are told by their words, here only.
+// The replies of Redis the store tells apart, each by one named check.
+// go-redis's own IsMovedError, IsExecAbortError, IsPermissionError and
+// IsReadOnlyError fall back to the text of any error, so that an error
+// of no Redis that happens to start with MOVED would pass; these look at
+// error replies only (TestReplyChecks), and are the one place each is
+// told.
 
 // isReply reports whether err is an error reply of Redis.
 func isReply(err error) bool {

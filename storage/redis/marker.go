@@ -112,7 +112,11 @@ func (s *Store) checkMarker(op string, marker *redis.IntCmd) error {
 // from now on is a vanished store, and an initialization fault in force is
 // over, whoever saw it (Ready or not), logged at Info.
 func (s *Store) sawMarker() {
-	s.seenMarker.Store(true)
+	// Load first: every update and full read comes here, and a store to
+	// a word all of them read would be a write shared between cores.
+	if !s.seenMarker.Load() {
+		s.seenMarker.Store(true)
+	}
 	old := s.activeFault.Load()
 	if old != nil && (old.kind == FaultNotInitialized || old.kind == FaultVanished) && s.activeFault.CompareAndSwap(old, nil) {
 		s.log.Info("redisstore: configuration fault cleared: the store serves again", "fault", old.kind)
@@ -199,7 +203,7 @@ func (s *Store) Initialize(ctx context.Context, items ...inventory.Item) (Initia
 		return AlreadyInitialized, translate(op, err)
 	}
 	for attempt := 0; ; attempt++ {
-		marked, held, err := s.existing(ctx)
+		marked, held, err := s.existing(ctx, s.client)
 		if err != nil {
 			return AlreadyInitialized, s.fail(op, err)
 		}
@@ -233,10 +237,10 @@ func (s *Store) Initialize(ctx context.Context, items ...inventory.Item) (Initia
 	}
 }
 
-// existing reports whether the marker and the items hash exist.
-func (s *Store) existing(ctx context.Context) (marked, held int64, err error) {
+// existing reports whether the marker and the items hash exist, read on c.
+func (s *Store) existing(ctx context.Context, c redis.Cmdable) (marked, held int64, err error) {
 	var m, h *redis.IntCmd
-	_, err = s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+	_, err = c.Pipelined(ctx, func(p redis.Pipeliner) error {
 		m = p.Exists(ctx, s.markerKey)
 		h = p.Exists(ctx, s.itemsKey)
 		return nil
@@ -282,14 +286,11 @@ func (s *Store) markEmpty(ctx context.Context, op string) (done bool, err error)
 // either meanwhile (the transaction aborted: look again).
 func (s *Store) mark(ctx context.Context, op string, want func(marked, held bool) bool, queue func(p redis.Pipeliner)) (done bool, err error) {
 	err = s.watch(ctx, func(tx *redis.Tx) error {
-		var marked, held *redis.IntCmd
-		if _, err := tx.Pipelined(ctx, func(p redis.Pipeliner) error {
-			marked, held = p.Exists(ctx, s.markerKey), p.Exists(ctx, s.itemsKey)
-			return nil
-		}); err != nil {
+		marked, held, err := s.existing(ctx, tx)
+		if err != nil {
 			return err
 		}
-		if !want(marked.Val() > 0, held.Val() > 0) {
+		if !want(marked > 0, held > 0) {
 			return nil
 		}
 		if err := txPipelined(ctx, tx, func(p redis.Pipeliner) error { queue(p); return nil }); err != nil {
@@ -321,11 +322,9 @@ func (s *Store) mark(ctx context.Context, op string, want func(marked, held bool
 func (s *Store) DurabilityRisk(ctx context.Context) (string, error) {
 	const op = "durability"
 	var node redis.Cmdable = s.client
-	if s.cluster != nil {
-		master, err := s.cluster.MasterForKey(ctx, s.itemsKey)
-		if err != nil {
-			return "", translate(op, err)
-		}
+	if master, err := s.txClient(ctx, s.itemsKey); err != nil {
+		return "", translate(op, err)
+	} else if master != nil {
 		node = master
 	}
 	info, err := node.Info(ctx, "persistence").Result()
