@@ -143,7 +143,11 @@ func cacheChecks() []*check {
 						// less than a staleness bound old that a held
 						// state did not show yet). A third list tells.
 						third := c.do(request{method: http.MethodGet, path: "/inventory"})
-						if tc, ok := c.strongETag(third); !ok || tc != tb {
+						tc, ok := c.strongETag(third)
+						if !ok {
+							return // strongETag said what is wrong with it
+						}
+						if tc != tb {
 							c.fatalf(third, "ETag: "+tb+", the tag of the list just before with the same body", "ETag: %s", tc)
 						}
 					}

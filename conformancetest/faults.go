@@ -214,11 +214,7 @@ func redisName(t *faults.Target) string {
 
 // failure is the error of a fault that could not be applied.
 func (s *schedule) failure(f Fault, err error) error {
-	msg := fmt.Sprintf("fault %q: %v", f.String(), err)
-	if s.scrub != nil {
-		msg = s.scrub(msg)
-	}
-	return fmt.Errorf("conformancetest: %w: %s", ErrFault, msg)
+	return fmt.Errorf("conformancetest: %w: %s", ErrFault, s.scrub(fmt.Sprintf("fault %q: %v", f.String(), err)))
 }
 
 // start applies each fault at its offset from start, until ctx ends;
