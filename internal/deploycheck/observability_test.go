@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
@@ -436,13 +437,7 @@ func TestQueriesNameExportedMetrics(t *testing.T) {
 
 	queried, recorded := queriedMetrics(t)
 	ours := 0
-	for _, name := range slices.Sorted(func(yield func(string) bool) {
-		for n := range queried {
-			if !yield(n) {
-				return
-			}
-		}
-	}) {
+	for _, name := range slices.Sorted(maps.Keys(queried)) {
 		where := strings.Join(slices.Compact(slices.Sorted(slices.Values(queried[name]))), "; ")
 		switch {
 		case exported[name]:

@@ -1,6 +1,7 @@
 package deploycheck
 
 import (
+	"maps"
 	"testing"
 
 	"encoding/json"
@@ -77,13 +78,7 @@ func checkPlatform(m *manifests, f facts) []error {
 	for _, j := range m.jobs {
 		metas["Job "+j.Name+"'s pod template"] = j.Spec.Template.ObjectMeta
 	}
-	for _, what := range slices.Sorted(func(yield func(string) bool) {
-		for k := range metas {
-			if !yield(k) {
-				return
-			}
-		}
-	}) {
+	for _, what := range slices.Sorted(maps.Keys(metas)) {
 		l := metas[what].Labels
 		for _, key := range []string{labelName, labelInstance, labelManagedBy} {
 			if l[key] == "" {
