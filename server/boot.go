@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/petinventory/petinventory/inventory"
 	"github.com/petinventory/petinventory/server/internal/logrepeat"
 	redisstore "github.com/petinventory/petinventory/storage/redis"
 )
@@ -30,20 +31,29 @@ func (s *bootState) lastErr() error {
 	return nil
 }
 
-// storeBoot is the background step of a start that opens the API: it
-// initializes the store when -seed asks (Store.Initialize: only a store
-// without its marker), checks that the store is ready (which includes that
-// it is initialized), opens the gate and loads the inventory into the
-// API's list cache. It runs in one goroutine, which alone uses its state.
-type storeBoot struct {
-	settled
-	store  *redisstore.Store
-	served served
-	state  *bootState // what /readyz reads
-	log    *slog.Logger
+// storeInit is what a run does to the store before it serves, and all
+// that -init-only does, in steps: the Redis's persistence looked at
+// (lookAtDurability), the store initialized with -seed, or a store seeded
+// before the initialization marker adopted (initialize), and the store
+// ready (ready). It logs what it did once, however many tries it takes.
+type storeInit struct {
+	cfg   Config
+	seed  []inventory.Item // what -seed initializes a store without its marker with
+	store *redisstore.Store
+	log   *slog.Logger
 
 	announced   bool // what -seed did (or that there is none) was logged
 	durableTold bool // the Redis's persistence was looked at (and a risk logged)
+}
+
+// storeBoot is the background step of a start that opens the API: the
+// steps of storeInit, then the gate opened and the inventory loaded into
+// the API's list cache, tried until done. It runs in one goroutine, which
+// alone uses its state.
+type storeBoot struct {
+	storeInit
+	served served
+	state  *bootState // what /readyz reads
 }
 
 // untilDone tries once at once, then again, backing off to one try every
@@ -91,7 +101,12 @@ func (b *storeBoot) untilDone(ctx context.Context) {
 // answer, refused, the store is not initialized, or the seed was not
 // acknowledged as asked).
 func (b *storeBoot) once(ctx context.Context) error {
-	if err := b.prepare(ctx); err != nil {
+	b.lookAtDurability(ctx)
+	if err := b.initialize(ctx); err != nil {
+		return err
+	}
+	b.state.seeding.Store(false) // the seed is in, if any: /readyz asks the store itself
+	if err := b.ready(ctx); err != nil {
 		return err
 	}
 	b.served.gate.open()
@@ -103,96 +118,94 @@ func (b *storeBoot) once(ctx context.Context) error {
 	return nil
 }
 
-// prepare is what a try does before it serves, and all that -init-only
-// does: the persistence looked at, the store initialized (with -seed) and
-// ready.
-func (b *storeBoot) prepare(ctx context.Context) error {
-	b.lookAtDurability(ctx)
-	if err := b.initialize(ctx); err != nil {
-		return err
-	}
-	rctx, cancel := context.WithTimeout(ctx, b.cfg.StoreTimeout)
-	defer cancel()
-	if err := b.store.Ready(rctx); err != nil {
-		return fmt.Errorf("checking that the store can serve: %w", err)
-	}
-	return nil
-}
-
-// initOnly is -init-only's whole run: one try of the boot's prepare (the
+// initOnly is -init-only's whole run: one try of storeInit's steps (the
 // store initialized with -seed unless it already is, or adopted; ready),
 // without an API or a listener. Its error is the try's, which the command
 // logs and exits 1 with; a Job's backoffLimit tries again.
 func (l *lifecycle) initOnly(ctx context.Context) error {
-	b := storeBoot{settled: l.settled, store: l.st.store, state: new(bootState), log: l.log}
-	if err := b.prepare(ctx); err != nil {
+	i := storeInit{cfg: l.cfg, seed: l.seed, store: l.st.store, log: l.log}
+	i.lookAtDurability(ctx)
+	if err := i.initialize(ctx); err != nil {
+		return err
+	}
+	if err := i.ready(ctx); err != nil {
 		return err
 	}
 	l.log.Info("the store is initialized and can serve: exiting (-init-only)", "store", l.st.name)
 	return nil
 }
 
+// ready checks that the store can serve, which includes that it is
+// initialized.
+func (i *storeInit) ready(ctx context.Context) error {
+	rctx, cancel := context.WithTimeout(ctx, i.cfg.StoreTimeout)
+	defer cancel()
+	if err := i.store.Ready(rctx); err != nil {
+		return fmt.Errorf("checking that the store can serve: %w", err)
+	}
+	return nil
+}
+
 // initialize initializes the store with the seed when -seed asks, and logs
 // (once, however many tries it takes) what it did.
-func (b *storeBoot) initialize(ctx context.Context) error {
-	if !b.settled.initialize {
+func (i *storeInit) initialize(ctx context.Context) error {
+	if i.cfg.Seed == "" {
 		// A store seeded before the marker existed is adopted, not refused.
-		adopted, err := b.store.Adopt(ctx)
+		adopted, err := i.store.Adopt(ctx)
 		if err != nil {
 			return fmt.Errorf("adopting a store seeded before the initialization marker: %w", err)
 		}
 		if adopted {
-			b.announce("adopted a store seeded before the initialization marker: wrote its marker, kept its entries")
+			i.announce("adopted a store seeded before the initialization marker: wrote its marker, kept its entries")
 		} else {
-			b.announce("no seed (-seed): the store is served once it is initialized; a store without its initialization marker is not ready")
+			i.announce("no seed (-seed): the store is served once it is initialized; a store without its initialization marker is not ready")
 		}
 		return nil
 	}
 	// Redis writes a large seed in bounded chunks: give it the store
 	// timeout once, and once more per 50 000 pets.
-	sctx, cancel := context.WithTimeout(ctx, seedTimeout(b.cfg.StoreTimeout, len(b.seed)))
+	sctx, cancel := context.WithTimeout(ctx, seedTimeout(i.cfg.StoreTimeout, len(i.seed)))
 	defer cancel()
 	start := time.Now()
-	did, err := b.store.Initialize(sctx, b.seed...)
+	did, err := i.store.Initialize(sctx, i.seed...)
 	if err != nil {
-		return fmt.Errorf("initializing the store (-seed %s): %w", b.cfg.Seed, err)
+		return fmt.Errorf("initializing the store (-seed %s): %w", i.cfg.Seed, err)
 	}
-	b.state.seeding.Store(false)
 	switch did {
 	case redisstore.Initialized:
-		b.announce("initialized the store (-seed)", "seed", b.cfg.Seed, "items", len(b.seed), "took", time.Since(start).Round(time.Millisecond))
+		i.announce("initialized the store (-seed)", "seed", i.cfg.Seed, "items", len(i.seed), "took", time.Since(start).Round(time.Millisecond))
 	case redisstore.Adopted:
-		b.announce("adopted a store seeded before the initialization marker: wrote its marker, kept its entries; -seed wrote nothing", "seed", b.cfg.Seed)
+		i.announce("adopted a store seeded before the initialization marker: wrote its marker, kept its entries; -seed wrote nothing", "seed", i.cfg.Seed)
 	default:
-		b.announce("the store is already initialized: not seeding (-seed initializes only a store without its marker)", "seed", b.cfg.Seed)
+		i.announce("the store is already initialized: not seeding (-seed initializes only a store without its marker)", "seed", i.cfg.Seed)
 	}
 	return nil
 }
 
 // announce logs msg at INFO, the first time only.
-func (b *storeBoot) announce(msg string, attrs ...any) {
-	if b.announced {
+func (i *storeInit) announce(msg string, attrs ...any) {
+	if i.announced {
 		return
 	}
-	b.announced = true
-	b.log.Info(msg, attrs...)
+	i.announced = true
+	i.log.Info(msg, attrs...)
 }
 
 // lookAtDurability logs, once, when the Redis keeps nothing across a
 // restart: a restart would wipe the store (which is then not served).
-func (b *storeBoot) lookAtDurability(ctx context.Context) {
-	if b.durableTold {
+func (i *storeInit) lookAtDurability(ctx context.Context) {
+	if i.durableTold {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, b.cfg.StoreTimeout)
+	ctx, cancel := context.WithTimeout(ctx, i.cfg.StoreTimeout)
 	defer cancel()
-	risk, err := b.store.DurabilityRisk(ctx)
+	risk, err := i.store.DurabilityRisk(ctx)
 	if err != nil {
 		return // Redis did not answer: look again at the next try
 	}
-	b.durableTold = true
+	i.durableTold = true
 	if risk != "" {
-		b.log.Warn(risk)
+		i.log.Warn(risk)
 	}
 }
 

@@ -398,8 +398,8 @@ func TestSeedAnnouncedOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	var logs proctest.Buffer
-	boot := storeBoot{settled: settled{cfg: Config{Seed: "demo", StoreTimeout: 5 * time.Second}, seed: DemoInventory(), initialize: true},
-		store: store, served: served{api: api, gate: gate}, state: new(bootState), log: slog.New(slog.NewTextHandler(&logs, nil))}
+	boot := storeBoot{storeInit: storeInit{cfg: Config{Seed: "demo", StoreTimeout: 5 * time.Second}, seed: DemoInventory(),
+		store: store, log: slog.New(slog.NewTextHandler(&logs, nil))}, served: served{api: api, gate: gate}, state: new(bootState)}
 	for range 3 {
 		if err := boot.once(t.Context()); err == nil || !strings.Contains(err.Error(), "XADD") {
 			t.Fatalf("a try by a user without XADD = %v; want the store not ready, naming XADD", err)

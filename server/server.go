@@ -57,7 +57,6 @@ type lifecycle struct {
 	tel     *telemetry // metrics and traces
 	served  served     // the API, its gate and the probes
 	lns     listeners  // the API's listener, and the metrics' own
-	boot    storeBoot  // the background step that opens the gate
 }
 
 // run is the steps, in order; it returns when the server has shut down.
@@ -97,9 +96,8 @@ type settled struct {
 	cfg  Config
 	ring *apikeys.KeyRing
 	// seed is what -seed initializes a store without its marker with
-	// (empty for -seed empty); initialize is false without -seed.
-	seed       []inventory.Item
-	initialize bool
+	// (empty for -seed empty, and without -seed).
+	seed []inventory.Item
 }
 
 // settle applies cfg's defaults and checks everything that needs no
@@ -132,7 +130,7 @@ func (l *lifecycle) settle(cfg Config) error {
 	if err != nil {
 		return fileHint(err)
 	}
-	l.settled = settled{cfg: cfg, ring: ring, seed: seed, initialize: cfg.Seed != ""}
+	l.settled = settled{cfg: cfg, ring: ring, seed: seed}
 	return nil
 }
 
@@ -253,7 +251,7 @@ func (l *lifecycle) newAPI() error {
 		return err
 	}
 	p := probes{store: l.st.store, timeout: l.cfg.StoreTimeout, log: l.log, boot: new(bootState), state: new(readiness)}
-	p.boot.seeding.Store(l.settled.initialize)
+	p.boot.seeding.Store(l.cfg.Seed != "")
 	l.served = served{api: api, gate: gate, probes: p}
 	return nil
 }
@@ -262,8 +260,8 @@ func (l *lifecycle) newAPI() error {
 // -seed asks, readiness, which opens the gate) and, with a key file, its
 // watch.
 func (l *lifecycle) start(ctx context.Context, wg *sync.WaitGroup) {
-	l.boot = storeBoot{settled: l.settled, store: l.st.store, served: l.served, state: l.served.probes.boot, log: l.log}
-	wg.Go(func() { l.boot.untilDone(ctx) })
+	boot := &storeBoot{storeInit: storeInit{cfg: l.cfg, seed: l.seed, store: l.st.store, log: l.log}, served: l.served, state: l.served.probes.boot}
+	wg.Go(func() { boot.untilDone(ctx) })
 	if l.cfg.APIKeysFile != "" {
 		keyLog := l.log.With("setting", "INVENTORY_API_KEYS_FILE")
 		wg.Go(func() { apikeys.WatchFile(ctx, keyLog, l.cfg.APIKeysFile, keyFileInterval, l.ring) })

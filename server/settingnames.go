@@ -9,10 +9,10 @@ import (
 )
 
 // The store (redisstore) logs each configuration fault once, at ERROR,
-// naming in an "option" attribute the Go API that fixes it ("URL",
-// "Config.LoadTLSFiles", "Config.UsePasswordFile", "WithEvictionAllowed",
-// "Store.Initialize"): an operator of this server sets none of those, but
-// a setting that feeds them. So the store words its fixes in this server's
+// naming in an "option" attribute the Go API that fixes it
+// (redisstore.OptionURL, OptionTLSFiles, OptionPasswordFile,
+// OptionEviction, OptionInitialize): an operator of this server sets none
+// of those, but a setting that feeds them. So the store words its fixes in this server's
 // settings (settingWords, given to it with redisstore.WithSettingNames),
 // and WithSettingNames adds, to a record carrying an "option", a "setting"
 // attribute naming those settings, from the settings table.
@@ -78,27 +78,23 @@ func (s settingNames) Handle(ctx context.Context, r slog.Record) error {
 	return s.h.Handle(ctx, r)
 }
 
-// seedWords is what a fix says to initialize the store.
-const seedWords = "inventory-server -seed FILE, -seed demo or -seed empty (INVENTORY_SEED), run once"
-
 // settingWords is the hook the store words its fixes with
 // (redisstore.WithSettingNames): what this server calls the store's Go API
 // option in a fault of kind. The settings that feed the option and may
-// fix such a fault, joined with "and" (INVENTORY_REDIS_CA_FILE for a
-// certificate the client does not trust, REDIS_URL for the URL), or how
-// to initialize the store; "" (the store's own name) for an option no
-// setting feeds.
+// fix such a fault (fixing), joined with "and" (INVENTORY_REDIS_CA_FILE
+// for a certificate the client does not trust, REDIS_URL for the URL),
+// each by its fix (how to initialize the store, for the seed) or its name;
+// "" (the store's own name) for an option no setting feeds.
 func settingWords(option, kind string) string {
-	if option == "Store.Initialize" {
-		return seedWords
-	}
-	var names []string
-	for _, s := range settings {
-		if s.option == option && tlsFileFixes(s.env, kind) {
-			names = append(names, s.name())
+	var words []string
+	for _, s := range fixing(option, kind) {
+		if s.fix != "" {
+			words = append(words, s.fix)
+		} else {
+			words = append(words, s.name())
 		}
 	}
-	return strings.Join(names, " and ")
+	return strings.Join(words, " and ")
 }
 
 func (s settingNames) WithAttrs(as []slog.Attr) slog.Handler {
@@ -115,20 +111,19 @@ func (s settingNames) WithGroup(name string) slog.Handler {
 	return settingNames{s.h.WithGroup(name), s.caFile}
 }
 
-// settingsFor names the settings that feed option, comma-separated: the
-// environment variable, and the flag too when there is one. It is empty
-// for an option no setting feeds. A fault's kind narrows the TLS files to
-// the one that fixes it: the CA file for a certificate the client does not
-// trust, the certificate and key files for one the server asks for.
+// settingsFor names the settings that may fix a fault of kind whose fix
+// is option, comma-separated: the environment variable, and the flag too
+// when there is one. It is empty for an option no setting feeds.
 func settingsFor(option, kind string) string {
-	if option == "" {
-		return ""
+	feeds := fixing(option, kind)
+	// TLS spoken to a plain port is fixed in the URL (redis://), but the
+	// TLS files turn TLS on as rediss:// does, so they are named too (the
+	// fix's text names them itself).
+	if kind == redisstore.FaultTLSToPlainPort && option != redisstore.OptionTLSFiles {
+		feeds = append(feeds, fixing(redisstore.OptionTLSFiles, kind)...)
 	}
 	var names []string
-	for _, s := range settings {
-		if !(s.option == option || tlsOnFixes(s.option, kind)) || !tlsFileFixes(s.env, kind) {
-			continue
-		}
+	for _, s := range feeds {
 		name := s.env
 		if s.flag != "" {
 			name += " / -" + s.flag
@@ -138,12 +133,20 @@ func settingsFor(option, kind string) string {
 	return strings.Join(names, ", ")
 }
 
-// tlsOnFixes reports whether a setting of option may fix a fault of kind
-// besides the fault's own option: TLS spoken to a plain port is fixed in
-// the URL (redis://), but the TLS files turn TLS on as rediss:// does, so
-// they are named too.
-func tlsOnFixes(option, kind string) bool {
-	return kind == redisstore.FaultTLSToPlainPort && option == "Config.LoadTLSFiles"
+// fixing lists the settings that feed option and may fix a fault of kind,
+// in the table's order: those of the option, except the TLS files that
+// the kind does not concern (tlsFileFixes). None for option "".
+func fixing(option, kind string) []setting {
+	if option == "" {
+		return nil
+	}
+	var out []setting
+	for _, s := range settings {
+		if s.option == option && tlsFileFixes(s.env, kind) {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // tlsFileFixes reports whether the setting env may fix a fault of kind:

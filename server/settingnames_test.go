@@ -20,10 +20,11 @@ func TestWithSettingNames(t *testing.T) {
 	for _, tc := range []struct {
 		option, want string
 	}{
-		{"URL", `setting=REDIS_URL`},
-		{"Config.LoadTLSFiles", `setting="INVENTORY_REDIS_CA_FILE, INVENTORY_REDIS_CERT_FILE, INVENTORY_REDIS_KEY_FILE"`},
-		{"Config.UsePasswordFile", `setting=INVENTORY_REDIS_PASSWORD_FILE`},
-		{"WithEvictionAllowed", `setting="INVENTORY_REDIS_ALLOW_EVICTION / -redis-allow-eviction"`},
+		{redisstore.OptionURL, `setting=REDIS_URL`},
+		{redisstore.OptionTLSFiles, `setting="INVENTORY_REDIS_CA_FILE, INVENTORY_REDIS_CERT_FILE, INVENTORY_REDIS_KEY_FILE"`},
+		{redisstore.OptionPasswordFile, `setting=INVENTORY_REDIS_PASSWORD_FILE`},
+		{redisstore.OptionEviction, `setting="INVENTORY_REDIS_ALLOW_EVICTION / -redis-allow-eviction"`},
+		{redisstore.OptionInitialize, `setting="INVENTORY_SEED / -seed"`},
 	} {
 		buf.Reset()
 		log.Error("redisstore: configuration fault", "fault", "x", "option", tc.option, "file", "", "command", "")
@@ -64,11 +65,11 @@ func TestTLSFaultNamesItsFile(t *testing.T) {
 		{"tls-client-certificate", `setting="INVENTORY_REDIS_CERT_FILE, INVENTORY_REDIS_KEY_FILE"`, "CA_FILE"},
 	} {
 		buf.Reset()
-		log.Error("redisstore: configuration fault", "fault", tc.kind, "option", "Config.LoadTLSFiles")
+		log.Error("redisstore: configuration fault", "fault", tc.kind, "option", redisstore.OptionTLSFiles)
 		if got := buf.String(); !strings.Contains(got, tc.want) || strings.Contains(got, tc.not) {
 			t.Errorf("%s logged as %q, want %s and no %s", tc.kind, got, tc.want, tc.not)
 		}
-		f := &redisstore.ConfigFault{Kind: tc.kind, Op: "ready", Option: "Config.LoadTLSFiles", Fix: "give the right file", Err: errors.New("x509")}
+		f := &redisstore.ConfigFault{Kind: tc.kind, Op: "ready", Option: redisstore.OptionTLSFiles, Fix: "give the right file", Err: errors.New("x509")}
 		msg := notReadyMessage(fmt.Errorf("wrapped: %w", f))
 		if !strings.Contains(msg, "give the right file") || !strings.Contains(msg, strings.Trim(strings.TrimPrefix(tc.want, "setting="), `"`)) || strings.Contains(msg, tc.not) {
 			t.Errorf("/readyz for %s says %q, want the fix and %s, without %s", tc.kind, msg, tc.want, tc.not)
@@ -79,6 +80,12 @@ func TestTLSFaultNamesItsFile(t *testing.T) {
 	log.Error("redisstore: configuration fault", "fault", "tls-to-plain-port", "option", "URL")
 	if got := buf.String(); !strings.Contains(got, `setting="REDIS_URL, INVENTORY_REDIS_CA_FILE, INVENTORY_REDIS_CERT_FILE, INVENTORY_REDIS_KEY_FILE"`) {
 		t.Errorf("tls-to-plain-port logged as %q, want REDIS_URL and the TLS files", got)
+	}
+	// The TLS files as the fault's own option are named once each.
+	buf.Reset()
+	log.Error("redisstore: configuration fault", "fault", "tls-to-plain-port", "option", redisstore.OptionTLSFiles)
+	if got := buf.String(); !strings.Contains(got, `setting="INVENTORY_REDIS_CA_FILE, INVENTORY_REDIS_CERT_FILE, INVENTORY_REDIS_KEY_FILE"`) {
+		t.Errorf("tls-to-plain-port with the TLS files as its option logged as %q, want the TLS files once each", got)
 	}
 	// A fault fixed on the Redis side names no setting.
 	msg := notReadyMessage(&redisstore.ConfigFault{Kind: "acl", Op: "ready", Command: "xadd", Fix: "grant xadd", Err: errors.New("NOPERM")})
@@ -96,13 +103,13 @@ func TestFaultTextNamesSettings(t *testing.T) {
 	for _, tc := range []struct {
 		option, kind, want string
 	}{
-		{"URL", redisstore.FaultPlainToTLSPort, "REDIS_URL"},
-		{"Config.LoadTLSFiles", redisstore.FaultTLSVerify, "INVENTORY_REDIS_CA_FILE"},
-		{"Config.LoadTLSFiles", redisstore.FaultTLSClientCertificate, "INVENTORY_REDIS_CERT_FILE and INVENTORY_REDIS_KEY_FILE"},
-		{"Config.LoadTLSFiles", redisstore.FaultTLSToPlainPort, "INVENTORY_REDIS_CA_FILE and INVENTORY_REDIS_CERT_FILE and INVENTORY_REDIS_KEY_FILE"},
-		{"Config.UsePasswordFile", "credentials", "INVENTORY_REDIS_PASSWORD_FILE"},
-		{"WithEvictionAllowed", "eviction-policy", "-redis-allow-eviction"},
-		{"Store.Initialize", redisstore.FaultVanished, "inventory-server -seed FILE, -seed demo or -seed empty (INVENTORY_SEED), run once"},
+		{redisstore.OptionURL, redisstore.FaultPlainToTLSPort, "REDIS_URL"},
+		{redisstore.OptionTLSFiles, redisstore.FaultTLSVerify, "INVENTORY_REDIS_CA_FILE"},
+		{redisstore.OptionTLSFiles, redisstore.FaultTLSClientCertificate, "INVENTORY_REDIS_CERT_FILE and INVENTORY_REDIS_KEY_FILE"},
+		{redisstore.OptionTLSFiles, redisstore.FaultTLSToPlainPort, "INVENTORY_REDIS_CA_FILE and INVENTORY_REDIS_CERT_FILE and INVENTORY_REDIS_KEY_FILE"},
+		{redisstore.OptionPasswordFile, "credentials", "INVENTORY_REDIS_PASSWORD_FILE"},
+		{redisstore.OptionEviction, "eviction-policy", "-redis-allow-eviction"},
+		{redisstore.OptionInitialize, redisstore.FaultVanished, "inventory-server -seed FILE, -seed demo or -seed empty (INVENTORY_SEED), run once"},
 		{"WithLogger", "", ""},
 	} {
 		if got := settingWords(tc.option, tc.kind); got != tc.want {
@@ -111,12 +118,12 @@ func TestFaultTextNamesSettings(t *testing.T) {
 	}
 	var buf bytes.Buffer
 	log := slog.New(withCAFile(NewLogger(&buf).Handler(), "/etc/inventory/ca.pem"))
-	log.Error("redisstore: configuration fault: TLS: give the CA that signed it to INVENTORY_REDIS_CA_FILE", "fault", redisstore.FaultTLSVerify, "option", "Config.LoadTLSFiles")
+	log.Error("redisstore: configuration fault: TLS: give the CA that signed it to INVENTORY_REDIS_CA_FILE", "fault", redisstore.FaultTLSVerify, "option", redisstore.OptionTLSFiles)
 	if got := buf.String(); !strings.Contains(got, "ca_file=/etc/inventory/ca.pem") || !strings.Contains(got, "setting=INVENTORY_REDIS_CA_FILE") {
 		t.Errorf("tls-verify logged as %q, want the CA file in use and the setting", got)
 	}
 	buf.Reset()
-	slog.New(withCAFile(slog.NewTextHandler(&buf, nil), "")).Error("x", "fault", redisstore.FaultTLSVerify, "option", "Config.LoadTLSFiles")
+	slog.New(withCAFile(slog.NewTextHandler(&buf, nil), "")).Error("x", "fault", redisstore.FaultTLSVerify, "option", redisstore.OptionTLSFiles)
 	if !strings.Contains(buf.String(), `ca_file="none: the system's trust store"`) {
 		t.Errorf("without a CA file: %q", buf.String())
 	}

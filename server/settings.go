@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/petinventory/petinventory/server/apikeys"
+	redisstore "github.com/petinventory/petinventory/storage/redis"
 )
 
 // setting is one row of the settings table: the flags, the environment
@@ -25,10 +26,13 @@ type setting struct {
 	def, show string
 	doc       string
 	set       func(c *Config, v string) error
-	// option is the Go API of redisstore the setting feeds ("URL",
-	// "Config.LoadTLSFiles", …): a configuration fault the store logs
+	// option is the Go API of redisstore the setting feeds
+	// (redisstore.OptionURL, …): a configuration fault the store logs
 	// with that option gets the setting's name (settingnames.go).
 	option string
+	// fix is what the fix of such a fault tells to do with the setting,
+	// when naming it is not enough; "": its name.
+	fix string
 	// secret settings never have their value in a message.
 	secret bool
 }
@@ -39,7 +43,7 @@ var settings = []setting{
 		set: func(c *Config, v string) error { c.Addr = v; return nil }},
 	{flag: "framework", env: "INVENTORY_FRAMEWORK", field: "Framework", def: "gin", doc: "HTTP framework: gin or fiber",
 		set: func(c *Config, v string) error { c.Framework = v; return nil }},
-	{flag: "seed", env: "INVENTORY_SEED", field: "Seed", show: "nothing", option: "Store.Initialize",
+	{flag: "seed", env: "INVENTORY_SEED", field: "Seed", show: "nothing", option: redisstore.OptionInitialize, fix: seedWords,
 		doc: "initializes a store never initialized (no marker) with: a JSON array of items (a file), demo for the 12 demo pets, or empty for no pets; on an initialized store it does nothing; unset, nothing (a store not initialized is not served)",
 		set: func(c *Config, v string) error { c.Seed = v; return nil }},
 	{flag: "init-only", env: "INVENTORY_INIT_ONLY", field: "InitOnly", def: "false",
@@ -50,7 +54,7 @@ var settings = []setting{
 	{flag: "max-staleness", env: "INVENTORY_MAX_STALENESS", field: "MaxStaleness", def: "0s",
 		doc: "let a list be up to this old (a state read at most this long ago, renewed in the background); Cache-Control: no-cache stays current; 0s: every list shows every update answered before it",
 		set: durationSetter(func(c *Config) *time.Duration { return &c.MaxStaleness })},
-	{env: "REDIS_URL", field: "RedisURL", option: "URL", show: "none: required", doc: "the Redis: one node, Cluster or Sentinel URL (redisstore.ParseURL's forms)",
+	{env: "REDIS_URL", field: "RedisURL", option: redisstore.OptionURL, show: "none: required", doc: "the Redis: one node, Cluster or Sentinel URL (redisstore.ParseURL's forms)",
 		set: func(c *Config, v string) error { c.RedisURL = v; return nil }},
 	{flag: "redis-prefix", env: "INVENTORY_REDIS_PREFIX", field: "RedisPrefix", def: "inventory",
 		doc: "prefix of the Redis keys, to keep several inventories in one Redis",
@@ -68,18 +72,18 @@ var settings = []setting{
 	{flag: "replica-ack-timeout", env: "INVENTORY_REDIS_REPLICA_ACK_TIMEOUT", field: "ReplicaAckTimeout", def: "500ms",
 		doc: "how long a write or a list waits for the replicas' acknowledgements (below the store timeout)",
 		set: durationSetter(func(c *Config) *time.Duration { return &c.ReplicaAckTimeout })},
-	{flag: "redis-allow-eviction", env: "INVENTORY_REDIS_ALLOW_EVICTION", field: "AllowEviction", def: "false", option: "WithEvictionAllowed",
+	{flag: "redis-allow-eviction", env: "INVENTORY_REDIS_ALLOW_EVICTION", field: "AllowEviction", def: "false", option: redisstore.OptionEviction,
 		doc: "accept a Redis whose maxmemory-policy may evict the store's keys (allkeys-*); otherwise it is not ready",
 		set: boolSetter(func(c *Config) *bool { return &c.AllowEviction }, "allow", "refuse")},
-	{env: "INVENTORY_REDIS_CA_FILE", field: "RedisCAFile", option: "Config.LoadTLSFiles", show: "the system's trust store",
+	{env: "INVENTORY_REDIS_CA_FILE", field: "RedisCAFile", option: redisstore.OptionTLSFiles, show: "the system's trust store",
 		doc: "PEM CA certificate(s) the Redis server's certificate is checked against (for Redis, instead of the system's); turns TLS on",
 		set: func(c *Config, v string) error { c.RedisCAFile = v; return nil }},
-	{env: "INVENTORY_REDIS_CERT_FILE", field: "RedisCertFile", option: "Config.LoadTLSFiles", show: "none",
+	{env: "INVENTORY_REDIS_CERT_FILE", field: "RedisCertFile", option: redisstore.OptionTLSFiles, show: "none",
 		doc: "PEM client certificate, for mutual TLS (with INVENTORY_REDIS_KEY_FILE); turns TLS on",
 		set: func(c *Config, v string) error { c.RedisCertFile = v; return nil }},
-	{env: "INVENTORY_REDIS_KEY_FILE", field: "RedisKeyFile", option: "Config.LoadTLSFiles", show: "none", doc: "the client certificate's PEM private key",
+	{env: "INVENTORY_REDIS_KEY_FILE", field: "RedisKeyFile", option: redisstore.OptionTLSFiles, show: "none", doc: "the client certificate's PEM private key",
 		set: func(c *Config, v string) error { c.RedisKeyFile = v; return nil }},
-	{env: "INVENTORY_REDIS_PASSWORD_FILE", field: "RedisPasswordFile", option: "Config.UsePasswordFile", show: "the password of REDIS_URL, if any",
+	{env: "INVENTORY_REDIS_PASSWORD_FILE", field: "RedisPasswordFile", option: redisstore.OptionPasswordFile, show: "the password of REDIS_URL, if any",
 		doc: "file holding the Redis password, read for every new connection (rotation without a restart)",
 		set: func(c *Config, v string) error { c.RedisPasswordFile = v; return nil }},
 	{env: "INVENTORY_API_KEYS", field: "APIKeys", secret: true, show: "none: this or the file is required",
@@ -126,6 +130,10 @@ func boolSetter(field func(*Config) *bool, yes, no string) func(*Config, string)
 		return nil
 	}
 }
+
+// seedWords is what a fix says to initialize the store: the seed
+// setting's fix.
+const seedWords = "inventory-server -seed FILE, -seed demo or -seed empty (INVENTORY_SEED), run once"
 
 // name is how messages name s: its flag, else its environment variable.
 func (s setting) name() string {

@@ -61,11 +61,12 @@ func (g *Gate) Allow(key string, now time.Time) (ok bool, held int) {
 	return true, 0
 }
 
-// forgetIfFull makes room for one more line: it drops the lines whose
-// quiet time is over, and if all are recent, forgets the oldest (the one
-// logged longest ago), so that a flood of more than Max distinct lines
-// stays throttled but for the lines it pushes out, instead of starting
-// every line anew.
+// forgetIfFull makes room for one more line, in one pass over the lines:
+// it drops the lines whose quiet time is over, and if all are recent,
+// forgets the oldest (the one logged longest ago), so that a flood of more
+// than Max distinct lines stays throttled but for the lines it pushes out,
+// instead of starting every line anew. (A Max lowered on a Gate in use is
+// reached as lines expire: each new line then replaces one.)
 func (g *Gate) forgetIfFull(now time.Time, interval time.Duration) {
 	max := g.Max
 	if max <= 0 {
@@ -74,18 +75,17 @@ func (g *Gate) forgetIfFull(now time.Time, interval time.Duration) {
 	if len(g.lines) < max {
 		return
 	}
+	var oldest *line
+	oldestKey := ""
 	for k, l := range g.lines {
-		if now.Sub(l.at) >= interval {
+		switch {
+		case now.Sub(l.at) >= interval:
 			delete(g.lines, k)
+		case oldest == nil || l.at.Before(oldest.at):
+			oldest, oldestKey = l, k
 		}
 	}
-	for len(g.lines) >= max {
-		oldest, first := "", true
-		for k, l := range g.lines {
-			if first || l.at.Before(g.lines[oldest].at) {
-				oldest, first = k, false
-			}
-		}
-		delete(g.lines, oldest)
+	if len(g.lines) >= max {
+		delete(g.lines, oldestKey)
 	}
 }

@@ -10,6 +10,12 @@
 // root module, "transport/gin/v0.1.0" for the module in transport/gin, as
 // the go command expects for nested modules.
 //
+// Beside the release itself it holds the checks that read the whole tree
+// across modules: docs/API.md against the exported names (TestAPIDoc), the
+// generated copies of shared packages against their source
+// (TestSharedCopiesMatch), and the length of every function of shipped
+// code, at most MaxFuncLines lines in every module (TestFunctionsShort).
+//
 // The module is test-only: nothing outside this repository imports it, and
 // it is never tagged. scripts/release/check.sh runs its command
 // (cmd/release-check); TestRelease (run by .ci/run with

@@ -180,6 +180,39 @@ func checkListChanges(ctx context.Context, s inventory.Store, _ Config, log logf
 		return nil
 	}
 	h := newHolder(cl, "the caller")
+	if err := readEmptyStore(ctx, s, h); err != nil {
+		return err
+	}
+	// late holds the state of the empty store until the end, to read every
+	// change at once.
+	late := newHolder(cl, "a caller that read last before the first write")
+	if _, err := late.read(ctx); err != nil {
+		return fmt.Errorf("empty store: %w", err)
+	}
+	if err := followEachWrite(ctx, s, h); err != nil {
+		return err
+	}
+	if _, err := late.read(ctx); err != nil {
+		return fmt.Errorf("after every write: %w", err)
+	}
+	if err := heldEqualsList(ctx, s, late, "after every write"); err != nil {
+		return err
+	}
+	if err := checkGarbageCursors(ctx, s, cl); err != nil {
+		return err
+	}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := cl.ListChanges(cancelled, h.cursor); err == nil ||
+		!errors.Is(err, context.Canceled) && !errors.Is(err, inventory.ErrUnavailable) {
+		return fmt.Errorf("ListChanges with a context cancelled returned %v, want an error matching context.Canceled or inventory.ErrUnavailable", err)
+	}
+	return nil
+}
+
+// readEmptyStore checks h's first read of an empty store: "" gets Full
+// (and no entry, as List), and the cursor it returns gets no change.
+func readEmptyStore(ctx context.Context, s inventory.Store, h *holder) error {
 	ch, err := h.read(ctx)
 	if err != nil {
 		return fmt.Errorf("empty store: %w", err)
@@ -190,16 +223,13 @@ func checkListChanges(ctx context.Context, s inventory.Store, _ Config, log logf
 	if err := heldEqualsList(ctx, s, h, "empty store"); err != nil {
 		return err
 	}
-	if err := readUnchanged(ctx, h, "empty store"); err != nil {
-		return err
-	}
-	// late holds the state of the empty store until the end, to read every
-	// change at once.
-	late := newHolder(cl, "a caller that read last before the first write")
-	if _, err := late.read(ctx); err != nil {
-		return fmt.Errorf("empty store: %w", err)
-	}
+	return readUnchanged(ctx, h, "empty store")
+}
 
+// followEachWrite makes one write of each kind, and after each checks that
+// h's read of the changes leads to what List returns, and that the cursor
+// it got then gets no change.
+func followEachWrite(ctx context.Context, s inventory.Store, h *holder) error {
 	a := inventory.Item{PetID: 4, Quantity: 1, Status: inventory.StatusPending}
 	b := inventory.Item{PetID: -4, Quantity: 2, Status: inventory.StatusSold}
 	c := inventory.Item{PetID: 40, Quantity: 3, Status: inventory.StatusAvailable}
@@ -235,13 +265,12 @@ func checkListChanges(ctx context.Context, s inventory.Store, _ Config, log logf
 			return err
 		}
 	}
-	if _, err := late.read(ctx); err != nil {
-		return fmt.Errorf("after every write: %w", err)
-	}
-	if err := heldEqualsList(ctx, s, late, "after every write"); err != nil {
-		return err
-	}
+	return nil
+}
 
+// checkGarbageCursors: each of garbageCursors gets every entry (Full, as
+// List has them), not an error.
+func checkGarbageCursors(ctx context.Context, s inventory.Store, cl inventory.ChangeLister) error {
 	for _, g := range garbageCursors {
 		gh := newHolder(cl, fmt.Sprintf("a caller holding %.20q (%d bytes, never issued)", g, len(g)))
 		ch, err := cl.ListChanges(ctx, g)
@@ -257,13 +286,6 @@ func checkListChanges(ctx context.Context, s inventory.Store, _ Config, log logf
 		if err := heldEqualsList(ctx, s, gh, "after every write"); err != nil {
 			return err
 		}
-	}
-
-	cancelled, cancel := context.WithCancel(ctx)
-	cancel()
-	if _, err := cl.ListChanges(cancelled, h.cursor); err == nil ||
-		!errors.Is(err, context.Canceled) && !errors.Is(err, inventory.ErrUnavailable) {
-		return fmt.Errorf("ListChanges with a context cancelled returned %v, want an error matching context.Canceled or inventory.ErrUnavailable", err)
 	}
 	return nil
 }

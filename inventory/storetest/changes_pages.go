@@ -28,26 +28,7 @@ func checkListChangesBetweenPages(ctx context.Context, s inventory.Store, c Conf
 	if !ok {
 		return nil
 	}
-	type fault struct {
-		name string
-		do   func(ctx context.Context, s inventory.Store) error
-	}
-	var faults []fault
-	write := func(ctx context.Context, s inventory.Store) error {
-		_, err := s.SetQuantity(ctx, pageWrites, 1000)
-		return err
-	}
-	for _, f := range []fault{{"trimming the log", c.TrimLog}, {"losing the log", c.LoseLog}} {
-		if f.do == nil {
-			continue
-		}
-		faults = append(faults, f, fault{f.name + " and writing", func(ctx context.Context, s inventory.Store) error {
-			if err := f.do(ctx, s); err != nil {
-				return err
-			}
-			return write(ctx, s)
-		}})
-	}
+	faults := pageFaults(c)
 	if len(faults) == 0 {
 		log("Config.TrimLog and Config.LoseLog are nil: a log moving between two pages of a read is not checked")
 		return nil
@@ -64,39 +45,76 @@ func checkListChangesBetweenPages(ctx context.Context, s inventory.Store, c Conf
 		return err
 	}
 	for round, f := range faults {
-		for i := range pageWrites {
-			if _, err := s.SetQuantity(ctx, int64(i+1), 10*(round+1)+i); err != nil {
-				return fmt.Errorf("SetQuantity: %w", err)
-			}
-		}
-		var ran bool
-		var ferr error
-		c.BetweenPages(s, func() { ran = true; ferr = f.do(ctx, s) })
-		when := fmt.Sprintf("%s between two pages of a read of %d changes", f.name, pageWrites)
-		if _, err := h.read(ctx); err != nil {
-			return fmt.Errorf("%s: %w", when, err)
-		}
-		if ferr != nil {
-			return fmt.Errorf("%s: %w", f.name, ferr)
-		}
-		if !ran {
-			return fmt.Errorf("%s: Config.BetweenPages never ran the fault: the store read %d changes in one page; make its pages hold at most 4", when, pageWrites)
-		}
-		if err := heldEqualsList(ctx, s, h, when); err != nil {
-			return err
-		}
-		if err := readUnchanged(ctx, h, when); err != nil {
-			return err
-		}
-		if _, err := s.SetQuantity(ctx, 1, 5000+round); err != nil {
-			return fmt.Errorf("SetQuantity: %w", err)
-		}
-		if _, err := h.read(ctx); err != nil {
-			return fmt.Errorf("after %s and a write: %w", when, err)
-		}
-		if err := heldEqualsList(ctx, s, h, "after "+when+" and a write"); err != nil {
+		if err := readAcrossPageFault(ctx, s, c, h, round, f); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// pageFault is a change of the store's log that checkListChangesBetweenPages
+// makes between two pages of a read.
+type pageFault struct {
+	name string
+	do   func(ctx context.Context, s inventory.Store) error
+}
+
+// pageFaults lists the faults c makes possible: trimming the log and losing
+// it, each alone and followed by a write.
+func pageFaults(c Config) []pageFault {
+	write := func(ctx context.Context, s inventory.Store) error {
+		_, err := s.SetQuantity(ctx, pageWrites, 1000)
+		return err
+	}
+	var faults []pageFault
+	for _, f := range []pageFault{{"trimming the log", c.TrimLog}, {"losing the log", c.LoseLog}} {
+		if f.do == nil {
+			continue
+		}
+		faults = append(faults, f, pageFault{f.name + " and writing", func(ctx context.Context, s inventory.Store) error {
+			if err := f.do(ctx, s); err != nil {
+				return err
+			}
+			return write(ctx, s)
+		}})
+	}
+	return faults
+}
+
+// readAcrossPageFault is one round of checkListChangesBetweenPages: it
+// writes pageWrites changes after h's cursor, has h read them with fault f
+// made between two pages, and checks that h reached List's state, that its
+// new cursor gets no change, and that it follows a write after.
+func readAcrossPageFault(ctx context.Context, s inventory.Store, c Config, h *holder, round int, f pageFault) error {
+	for i := range pageWrites {
+		if _, err := s.SetQuantity(ctx, int64(i+1), 10*(round+1)+i); err != nil {
+			return fmt.Errorf("SetQuantity: %w", err)
+		}
+	}
+	var ran bool
+	var ferr error
+	c.BetweenPages(s, func() { ran = true; ferr = f.do(ctx, s) })
+	when := fmt.Sprintf("%s between two pages of a read of %d changes", f.name, pageWrites)
+	if _, err := h.read(ctx); err != nil {
+		return fmt.Errorf("%s: %w", when, err)
+	}
+	if ferr != nil {
+		return fmt.Errorf("%s: %w", f.name, ferr)
+	}
+	if !ran {
+		return fmt.Errorf("%s: Config.BetweenPages never ran the fault: the store read %d changes in one page; make its pages hold at most 4", when, pageWrites)
+	}
+	if err := heldEqualsList(ctx, s, h, when); err != nil {
+		return err
+	}
+	if err := readUnchanged(ctx, h, when); err != nil {
+		return err
+	}
+	if _, err := s.SetQuantity(ctx, 1, 5000+round); err != nil {
+		return fmt.Errorf("SetQuantity: %w", err)
+	}
+	if _, err := h.read(ctx); err != nil {
+		return fmt.Errorf("after %s and a write: %w", when, err)
+	}
+	return heldEqualsList(ctx, s, h, "after "+when+" and a write")
 }

@@ -135,80 +135,98 @@ func checkListChangesSnapshot(ctx context.Context, s inventory.Store, c Config, 
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	p := &problems{cancel: cancel}
-	// The writer goes on until each reader has read a few times during its
-	// writes and every pet was written, or until the quantities run out.
-	const minReads = 20
-	var reads [2]atomic.Int64
-	var written atomic.Int64
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		defer close(done)
-		for k := 1; k <= inventory.MaxQuantity; k++ {
-			if k > 2*m && reads[0].Load() >= minReads && reads[1].Load() >= minReads {
-				return
-			}
-			op := snapWrite(k, m)
-			var err error
-			switch op.kind {
-			case "put":
-				err = s.Put(ctx, op.item)
-			case "delete":
-				err = s.Delete(ctx, op.item.PetID)
-			default:
-				_, err = s.SetQuantity(ctx, op.item.PetID, op.item.Quantity)
-			}
-			if err != nil {
-				p.add("write %d, %s of %+v: %w", k, op.kind, op.item, err)
-				return
-			}
-			written.Store(int64(k))
-		}
-	})
+	run := &snapRun{m: m, p: &problems{cancel: cancel}, done: make(chan struct{})}
 	readers := [2]*holder{
 		newHolder(cl, `the reader from ""`),
 		newHolder(cl, "the reader from its own cursor"),
 	}
+	var wg sync.WaitGroup
+	wg.Go(func() { run.write(ctx, s) })
 	for r, h := range readers {
-		wg.Go(func() {
-			sm := newSnapModel(m)
-			last := false
-			for !last {
-				select {
-				case <-done:
-					last = true // one more read after the writer stopped
-				default:
-				}
-				if r == 0 {
-					h.cursor = ""
-				}
-				ch, err := h.read(ctx)
-				if err != nil {
-					p.add("during writes: %w", err)
-					return
-				}
-				reads[r].Add(1)
-				if err := sm.match(h.items()); err != nil {
-					p.add("read %d by %s (Full %v, %d changes): %w", reads[r].Load(), h.name, ch.Full, len(ch.Log), err)
-					return
-				}
-			}
-			if n := int(written.Load()); sm.n != n {
-				p.add("%s's read after the writer stopped reached the state after write %d, want %d, the last one", h.name, sm.n, n)
-			}
-		})
+		wg.Go(func() { run.read(ctx, r, h) })
 	}
 	wg.Wait()
-	if err := p.err(); err != nil {
+	if err := run.p.err(); err != nil {
 		return err
 	}
 	log("%d pets, %d writes; %d reads from \"\", %d from a cursor (%d answered with a Log, %d with every entry)",
-		m, written.Load(), reads[0].Load(), reads[1].Load(), readers[1].logs, readers[1].fulls)
+		m, run.written.Load(), run.reads[0].Load(), run.reads[1].Load(), readers[1].logs, readers[1].fulls)
 	for _, h := range readers {
 		if err := heldEqualsList(ctx, s, h, "after the writer stopped"); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// snapRun is the shared record of checkListChangesSnapshot's writer and
+// readers.
+type snapRun struct {
+	m       int // pets
+	p       *problems
+	done    chan struct{} // closed when the writer stops
+	reads   [2]atomic.Int64
+	written atomic.Int64 // the last write made
+}
+
+// snapMinReads is how many reads each reader makes, at least, while the
+// writer writes (unless the quantities run out).
+const snapMinReads = 20
+
+// write makes the writes of snapWrite in order until each reader has read
+// snapMinReads times during them and every pet was written, or until the
+// quantities run out.
+func (run *snapRun) write(ctx context.Context, s inventory.Store) {
+	defer close(run.done)
+	for k := 1; k <= inventory.MaxQuantity; k++ {
+		if k > 2*run.m && run.reads[0].Load() >= snapMinReads && run.reads[1].Load() >= snapMinReads {
+			return
+		}
+		op := snapWrite(k, run.m)
+		var err error
+		switch op.kind {
+		case "put":
+			err = s.Put(ctx, op.item)
+		case "delete":
+			err = s.Delete(ctx, op.item.PetID)
+		default:
+			_, err = s.SetQuantity(ctx, op.item.PetID, op.item.Quantity)
+		}
+		if err != nil {
+			run.p.add("write %d, %s of %+v: %w", k, op.kind, op.item, err)
+			return
+		}
+		run.written.Store(int64(k))
+	}
+}
+
+// read is reader r's reads with h (reader 0 always from ""), each matched
+// against the states the writer made, until one more read after the
+// writer stopped, which must reach the writer's last state.
+func (run *snapRun) read(ctx context.Context, r int, h *holder) {
+	sm := newSnapModel(run.m)
+	last := false
+	for !last {
+		select {
+		case <-run.done:
+			last = true // one more read after the writer stopped
+		default:
+		}
+		if r == 0 {
+			h.cursor = ""
+		}
+		ch, err := h.read(ctx)
+		if err != nil {
+			run.p.add("during writes: %w", err)
+			return
+		}
+		run.reads[r].Add(1)
+		if err := sm.match(h.items()); err != nil {
+			run.p.add("read %d by %s (Full %v, %d changes): %w", run.reads[r].Load(), h.name, ch.Full, len(ch.Log), err)
+			return
+		}
+	}
+	if n := int(run.written.Load()); sm.n != n {
+		run.p.add("%s's read after the writer stopped reached the state after write %d, want %d, the last one", h.name, sm.n, n)
+	}
 }

@@ -320,14 +320,36 @@ func checkPutIfEmpty(ctx context.Context, s inventory.Store, _ Config, _ logf) e
 	if err := listEquals(ctx, s, sorted(seed), "after PutIfEmpty into an empty store"); err != nil {
 		return err
 	}
-	if h != nil {
-		if _, err := h.read(ctx); err != nil {
-			return err
-		}
-		if err := heldEqualsList(ctx, s, h, "after PutIfEmpty"); err != nil {
-			return err
-		}
+	if err := heldFollows(ctx, s, h, "after PutIfEmpty"); err != nil {
+		return err
 	}
+	lone := []inventory.Item{{PetID: 9, Quantity: 9, Status: inventory.StatusSold}}
+	if err := checkSeedRefusedUntilEmpty(ctx, s, sd, seed, lone); err != nil {
+		return err
+	}
+	if err := checkSeedContextDone(ctx, s, sd, lone); err != nil {
+		return err
+	}
+	return checkLargeSeed(ctx, s, sd, h)
+}
+
+// heldFollows, for a ChangeLister (h not nil), checks that h's read of the
+// changes since its cursor leads to what List returns.
+func heldFollows(ctx context.Context, s inventory.Store, h *holder, when string) error {
+	if h == nil {
+		return nil
+	}
+	if _, err := h.read(ctx); err != nil {
+		return err
+	}
+	return heldEqualsList(ctx, s, h, when)
+}
+
+// checkSeedRefusedUntilEmpty, on a store holding seed: PutIfEmpty writes
+// nothing and reports false, whether its seed names a new pet or a seeded
+// one, and still once the store is deleted down to one entry; then it
+// deletes that last entry, leaving the store empty.
+func checkSeedRefusedUntilEmpty(ctx context.Context, s inventory.Store, sd inventory.Seeder, seed, lone []inventory.Item) error {
 	for _, again := range [][]inventory.Item{
 		{{PetID: 8, Quantity: 1, Status: inventory.StatusSold}},
 		{{PetID: 7, Quantity: 70, Status: inventory.StatusSold}}, // a seeded pet
@@ -347,14 +369,18 @@ func checkPutIfEmpty(ctx context.Context, s inventory.Store, _ Config, _ logf) e
 			return fmt.Errorf("Delete(%d): %w", it.PetID, err)
 		}
 	}
-	lone := []inventory.Item{{PetID: 9, Quantity: 9, Status: inventory.StatusSold}}
 	if wrote, err := sd.PutIfEmpty(ctx, lone...); err != nil || wrote {
 		return fmt.Errorf("PutIfEmpty into a store holding one entry = %v, %v; want false, nil", wrote, err)
 	}
 	if err := s.Delete(ctx, seed[0].PetID); err != nil {
 		return fmt.Errorf("Delete(%d): %w", seed[0].PetID, err)
 	}
+	return nil
+}
 
+// checkSeedContextDone, on an empty store: PutIfEmpty under a context
+// cancelled or past its deadline fails and writes nothing.
+func checkSeedContextDone(ctx context.Context, s inventory.Store, sd inventory.Seeder, lone []inventory.Item) error {
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
 	expired, cancel2 := context.WithDeadline(ctx, time.Unix(0, 0))
@@ -372,7 +398,12 @@ func checkPutIfEmpty(ctx context.Context, s inventory.Store, _ Config, _ logf) e
 			return err
 		}
 	}
+	return nil
+}
 
+// checkLargeSeed, on a store emptied by Delete: a seed of 700 pets is
+// written whole, and h (when not nil) follows it.
+func checkLargeSeed(ctx context.Context, s inventory.Store, sd inventory.Seeder, h *holder) error {
 	rng := rand.New(rand.NewPCG(3, 4))
 	large := make([]inventory.Item, 700)
 	for i := range large {
@@ -384,13 +415,7 @@ func checkPutIfEmpty(ctx context.Context, s inventory.Store, _ Config, _ logf) e
 	if err := listEquals(ctx, s, sorted(large), fmt.Sprintf("after PutIfEmpty of %d items into a store emptied by Delete", len(large))); err != nil {
 		return err
 	}
-	if h != nil {
-		if _, err := h.read(ctx); err != nil {
-			return err
-		}
-		return heldEqualsList(ctx, s, h, fmt.Sprintf("after deletes and PutIfEmpty of %d items", len(large)))
-	}
-	return nil
+	return heldFollows(ctx, s, h, fmt.Sprintf("after deletes and PutIfEmpty of %d items", len(large)))
 }
 
 // checkPutIfEmptyConcurrent has Config.Writers callers seed an empty store

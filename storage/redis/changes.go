@@ -325,19 +325,19 @@ func (s *Store) ListChanges(ctx context.Context, since string) (inventory.Change
 		}
 		var ch inventory.Changes
 		err := s.onceMoreIfCut(func() error {
-			return s.readOn(ctx, func(c redis.Cmdable) error {
+			return s.readOn(ctx, op, func(c redis.Cmdable) (confirm bool, err error) {
 				log, last, err := s.readLog(ctx, c, id, nonce)
 				if err != nil {
-					return err
+					return false, err
 				}
 				if last == "" {
 					// Nothing after since: the state since names was
 					// confirmed when it was returned.
 					ch = inventory.Changes{Cursor: since}
-					return nil
+					return false, nil
 				}
 				ch = inventory.Changes{Cursor: last, Log: log}
-				return s.waitAcks(ctx, c, op, ackRead)
+				return true, nil
 			})
 		})
 		brk, broken := errors.AsType[*logBreak](err)
@@ -362,11 +362,9 @@ func (s *Store) readAll(ctx context.Context, op string) (inventory.Changes, erro
 	for range fullReadAttempts {
 		var ch inventory.Changes
 		err := s.onceMoreIfCut(func() error {
-			return s.readOn(ctx, func(c redis.Cmdable) (err error) {
-				if ch, err = s.readAllOnce(ctx, c, op); err != nil {
-					return err
-				}
-				return s.waitAcks(ctx, c, op, ackRead)
+			return s.readOn(ctx, op, func(c redis.Cmdable) (confirm bool, err error) {
+				ch, err = s.readAllOnce(ctx, c, op)
+				return err == nil, err
 			})
 		})
 		if err == nil {
@@ -445,8 +443,8 @@ func (s *Store) readAllOnce(ctx context.Context, c redis.Cmdable, op string) (ch
 			items = append(items, inventory.Item{PetID: petID, Quantity: q, Status: st})
 		}
 		chunks++
-		if s.afterScan != nil {
-			s.afterScan(chunks)
+		if s.hooks.afterScan != nil {
+			s.hooks.afterScan(chunks)
 		}
 		if cur = next; cur == 0 {
 			break

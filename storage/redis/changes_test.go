@@ -386,7 +386,7 @@ func TestFullReadStartsOver(t *testing.T) {
 		for i, move := range moves {
 			buf = syncBuffer{}
 			attempts := 0
-			s.afterScan = func(int) {
+			s.hooks.afterScan = func(int) {
 				if attempts++; attempts == 1 {
 					move()
 				}
@@ -402,7 +402,7 @@ func TestFullReadStartsOver(t *testing.T) {
 				t.Errorf("move %d: logged %q, want a line about the entry that cannot be parsed", i, buf.String())
 			}
 		}
-		s.afterScan = func(int) { s.logAdd(ctx, s.client, 1, opReset, "") }
+		s.hooks.afterScan = func(int) { s.logAdd(ctx, s.client, 1, opReset, "") }
 		if got, err := s.List(ctx); !errors.Is(err, inventory.ErrUnavailable) || got != nil {
 			t.Fatalf("List while the log is reset during every scan = %d items, %v; want unavailable", len(got), err)
 		}
@@ -609,7 +609,7 @@ func TestFullReadReplayPagesFollowEachOther(t *testing.T) {
 						t.Fatal(err)
 					}
 					ran, scans := false, 0
-					s.afterScan = func(int) {
+					s.hooks.afterScan = func(int) {
 						if scans++; scans > 1 {
 							return
 						}
@@ -632,7 +632,7 @@ func TestFullReadReplayPagesFollowEachOther(t *testing.T) {
 					if !ran || scans != 2 {
 						t.Fatalf("the fault ran %v, %d scans; want it run and 2 scans (the second after starting over)", ran, scans)
 					}
-					s.afterScan = nil
+					s.hooks.afterScan = nil
 					want, err := s.List(ctx)
 					if err != nil {
 						t.Fatal(err)

@@ -65,14 +65,22 @@ type pinnedConn interface {
 	Do(ctx context.Context, args ...any) *redis.Cmd
 }
 
-// readOn runs fn with the client a list reads on: the store's client
-// without WithReplicaAcks; with it, a pinned connection, for its reads
-// and the WAIT that confirms them.
-func (s *Store) readOn(ctx context.Context, fn func(c redis.Cmdable) error) error {
+// readOn runs fn, a list's read, with the client it reads on: the store's
+// client without WithReplicaAcks; with it, a pinned connection, on which
+// it then WAITs (waitAcks) when fn says that what it read is to be
+// confirmed (confirm: it found something to show).
+func (s *Store) readOn(ctx context.Context, op string, fn func(c redis.Cmdable) (confirm bool, err error)) error {
 	if s.acks == 0 {
-		return fn(s.client)
+		_, err := fn(s.client)
+		return err
 	}
-	return s.pinned(ctx, func(c pinnedConn) error { return fn(c) })
+	return s.pinned(ctx, func(c pinnedConn) error {
+		confirm, err := fn(c)
+		if err != nil || !confirm {
+			return err
+		}
+		return s.waitAcks(ctx, c, op, ackRead)
+	})
 }
 
 // waiter is a connection that can run WAIT (go-redis keeps it out of
@@ -117,15 +125,11 @@ func (a acked) demoted() string {
 // write, the outcome is then unknown. WAIT counts the replicas that
 // acknowledged everything this connection wrote or read (see above), so
 // it must run on the connection of the read or the write.
-func (s *Store) waitAcks(ctx context.Context, c redis.Cmdable, op string, what acked) error {
+func (s *Store) waitAcks(ctx context.Context, c waiter, op string, what acked) error {
 	if s.acks == 0 {
 		return nil
 	}
-	w, ok := c.(waiter)
-	if !ok { // pinned gives a Conn or a Tx, which have WAIT
-		return fmt.Errorf("redisstore: %s: cannot WAIT on a %T", op, c)
-	}
-	n, err := w.Wait(ctx, s.acks, s.ackTimeout).Result()
+	n, err := c.Wait(ctx, s.acks, s.ackTimeout).Result()
 	if isDemoted(err) {
 		return inventory.Unavailable(fmt.Errorf("redisstore: %s: %s: %w", op, what.demoted(), err))
 	}

@@ -42,12 +42,11 @@ type ConfigFault struct {
 	// File is, for a "password-file" fault, the file Config.UsePasswordFile
 	// names.
 	File string
-	// Option is the Go API whose value fixes it: "URL" (the URL given to
-	// ParseURL, or the go-redis options built without it),
-	// "Config.LoadTLSFiles", "Config.UsePasswordFile",
-	// "WithEvictionAllowed", or "" when the fix is on the Redis side (an
-	// ACL rule, memory). An application that names its own settings maps
-	// this to them.
+	// Option is the Go API whose value fixes it, one of the Option
+	// constants (OptionURL: the URL given to ParseURL, or the go-redis
+	// options built without it), or "" when the fix is on the Redis side
+	// (an ACL rule, memory). An application that names its own settings
+	// maps this to them (WithSettingNames).
 	Option string
 	// Fix says what is wrong and what fixes it, in one sentence that
 	// names the Go API.
@@ -56,12 +55,14 @@ type ConfigFault struct {
 	Err error
 }
 
-// The values of ConfigFault.Option.
+// The values of ConfigFault.Option, and of the option WithSettingNames's
+// function is called with: the Go API whose value fixes a fault.
 const (
-	optionURL          = "URL"
-	optionTLSFiles     = "Config.LoadTLSFiles"
-	optionPasswordFile = "Config.UsePasswordFile"
-	optionEviction     = "WithEvictionAllowed"
+	OptionURL          = "URL"                    // the URL (ParseURL)
+	OptionTLSFiles     = "Config.LoadTLSFiles"    // the CA, certificate and key files
+	OptionPasswordFile = "Config.UsePasswordFile" // the password file
+	OptionEviction     = "WithEvictionAllowed"    // an evicting maxmemory-policy accepted
+	OptionInitialize   = "Store.Initialize"       // a store without its marker: initialize it
 )
 
 // The kinds of configuration fault (ConfigFault.Kind) that a program
@@ -125,9 +126,9 @@ func evictionRule(s *Store, err error) *ConfigFault {
 	if !ok {
 		return nil
 	}
-	return &ConfigFault{Kind: faultEviction, Option: optionEviction, Fix: "Redis's maxmemory-policy is " + ef.policy +
+	return &ConfigFault{Kind: faultEviction, Option: OptionEviction, Fix: "Redis's maxmemory-policy is " + ef.policy +
 		": under memory pressure Redis evicts any key, the store's items, guards and change log included, and the inventory is silently lost; " +
-		"set maxmemory-policy noeviction (or a volatile-* policy: the store's keys have no expiry), or accept the risk with the option " + s.name(optionEviction, faultEviction)}
+		"set maxmemory-policy noeviction (or a volatile-* policy: the store's keys have no expiry), or accept the risk with the option " + s.name(OptionEviction, faultEviction)}
 }
 
 func passwordFileRule(s *Store, err error) *ConfigFault {
@@ -135,9 +136,9 @@ func passwordFileRule(s *Store, err error) *ConfigFault {
 	if !ok {
 		return nil
 	}
-	return &ConfigFault{Kind: faultPassword, Option: optionPasswordFile, File: pf.path, Fix: fmt.Sprintf(
+	return &ConfigFault{Kind: faultPassword, Option: OptionPasswordFile, File: pf.path, Fix: fmt.Sprintf(
 		"the password file %s (%s) cannot be used for a new connection: %s; "+
-			"write the password into it (when rotating, replace the file whole, with a rename)", pf.path, s.name(optionPasswordFile, faultPassword), pf.reason())}
+			"write the password into it (when rotating, replace the file whole, with a rename)", pf.path, s.name(OptionPasswordFile, faultPassword), pf.reason())}
 }
 
 // sentinelsUnreachable reports whether err is go-redis's "no sentinel
@@ -156,7 +157,7 @@ func masterNameRule(s *Store, err error) *ConfigFault {
 	if s.info.masterName != "" { // known from WithClientConfig
 		name = fmt.Sprintf("named %q", s.info.masterName)
 	}
-	return &ConfigFault{Kind: faultMasterName, Option: optionURL,
+	return &ConfigFault{Kind: faultMasterName, Option: OptionURL,
 		Fix: "the sentinels know no master " + name + " (the URL's master_name= parameter); check it against SENTINEL MASTERS on a sentinel"}
 }
 
@@ -168,8 +169,8 @@ func tlsVerifyRule(s *Store, err error) *ConfigFault {
 	if !errors.As(err, &cve) && !errors.As(err, &ua) && !errors.As(err, &he) && !errors.As(err, &ci) {
 		return nil
 	}
-	return &ConfigFault{Kind: FaultTLSVerify, Option: optionTLSFiles,
-		Fix: "TLS: the client does not trust the Redis server's certificate; give the CA that signed it to " + s.name(optionTLSFiles, FaultTLSVerify) +
+	return &ConfigFault{Kind: FaultTLSVerify, Option: OptionTLSFiles,
+		Fix: "TLS: the client does not trust the Redis server's certificate; give the CA that signed it to " + s.name(OptionTLSFiles, FaultTLSVerify) +
 			", and check that the URL's host is a name the certificate holds"}
 }
 
@@ -181,9 +182,9 @@ func clientCertRule(s *Store, err error) *ConfigFault {
 	msg := err.Error()
 	for _, alert := range []string{"tls: certificate required", "tls: bad certificate", "tls: unknown certificate authority"} {
 		if strings.Contains(msg, "remote error: "+alert) {
-			return &ConfigFault{Kind: FaultTLSClientCertificate, Option: optionTLSFiles,
+			return &ConfigFault{Kind: FaultTLSClientCertificate, Option: OptionTLSFiles,
 				Fix: "TLS: the Redis server asks for a client certificate (mutual TLS, tls-auth-clients) and got none, or none it trusts; give the certificate and its key to " +
-					s.name(optionTLSFiles, FaultTLSClientCertificate) + ", signed by a CA the server trusts (its tls-ca-cert-file)"}
+					s.name(OptionTLSFiles, FaultTLSClientCertificate) + ", signed by a CA the server trusts (its tls-ca-cert-file)"}
 		}
 	}
 	return nil
@@ -194,22 +195,22 @@ func tlsToPlainRule(s *Store, err error) *ConfigFault {
 	if !errors.As(err, &rh) {
 		return nil
 	}
-	return &ConfigFault{Kind: FaultTLSToPlainPort, Option: optionURL, Fix: s.tlsToPlainFix("the server")}
+	return &ConfigFault{Kind: FaultTLSToPlainPort, Option: OptionURL, Fix: s.tlsToPlainFix("the server")}
 }
 
 // tlsToPlainFix is the fix of a client speaking TLS to server, which
 // answers in plain text.
 func (s *Store) tlsToPlainFix(server string) string {
-	files := s.name(optionTLSFiles, FaultTLSToPlainPort)
+	files := s.name(OptionTLSFiles, FaultTLSToPlainPort)
 	return "TLS: " + server + " answers in plain text but the client speaks TLS (rediss://, or " + files + ", which turns TLS on); " +
-		"for this port use a redis:// " + s.name(optionURL, FaultTLSToPlainPort) + " without " + files + ", or name the server's TLS port"
+		"for this port use a redis:// " + s.name(OptionURL, FaultTLSToPlainPort) + " without " + files + ", or name the server's TLS port"
 }
 
 // plainToTLSFix is the fix of a client speaking plain text to the server
 // at addr, which speaks TLS.
 func (s *Store) plainToTLSFix(addr string) string {
 	return fmt.Sprintf("TLS: the server at %s speaks TLS but the client speaks plain text (redis://); use a rediss:// %s, and %s for a private CA",
-		addr, s.name(optionURL, FaultPlainToTLSPort), s.name(optionTLSFiles, FaultPlainToTLSPort))
+		addr, s.name(OptionURL, FaultPlainToTLSPort), s.name(OptionTLSFiles, FaultPlainToTLSPort))
 }
 
 func otherProtocolRule(s *Store, err error) *ConfigFault {
@@ -218,9 +219,9 @@ func otherProtocolRule(s *Store, err error) *ConfigFault {
 		return nil
 	}
 	if s.info.tls {
-		return &ConfigFault{Kind: FaultTLSToPlainPort, Option: optionURL, Fix: fix}
+		return &ConfigFault{Kind: FaultTLSToPlainPort, Option: OptionURL, Fix: fix}
 	}
-	return &ConfigFault{Kind: FaultPlainToTLSPort, Option: optionURL, Fix: fix}
+	return &ConfigFault{Kind: FaultPlainToTLSPort, Option: OptionURL, Fix: fix}
 }
 
 // replyRules tell the configuration faults that Redis replies with: the
@@ -241,15 +242,15 @@ var replyRules = []struct {
 			Fix: "Redis refuses writes: its memory is at maxmemory (OOM command not allowed); raise maxmemory or free memory on the server (the store's keys must never be evicted: keep maxmemory-policy noeviction or volatile-*)"}
 	}},
 	{match: []string{"MOVED ", "ASK "}, onlySingle: true, fault: func(*Store, string, error) *ConfigFault {
-		return &ConfigFault{Kind: faultClusterNode, Option: optionURL,
+		return &ConfigFault{Kind: faultClusterNode, Option: OptionURL,
 			Fix: "the server is a Redis Cluster node that does not own the store's keys, reached as a single node; name the Cluster instead: a URL redis://host:port?cluster=true (or ?addr=host2:port2&addr=… for more seeds), or a redis.ClusterClient given to New"}
 	}},
 	{match: []string{"cluster support disabled"}, contains: true, onlyCluster: true, fault: func(*Store, string, error) *ConfigFault {
-		return &ConfigFault{Kind: faultNotCluster, Option: optionURL,
+		return &ConfigFault{Kind: faultNotCluster, Option: OptionURL,
 			Fix: "the server is not a Cluster node (cluster support disabled) but the URL names a Cluster; drop cluster=true and addr= to name one node, or use master_name= for Sentinel"}
 	}},
 	{match: []string{"ERR unknown command"}, fault: func(*Store, string, error) *ConfigFault {
-		return &ConfigFault{Kind: faultSentinel, Option: optionURL,
+		return &ConfigFault{Kind: faultSentinel, Option: OptionURL,
 			Fix: "the server does not know a command the store needs (WATCH, MULTI, EXEC): it is probably a Redis Sentinel's port; name the master through the sentinels instead: a URL redis://sentinel:port?master_name=NAME&addr=sentinel2:port, or a redis.NewFailoverClient given to New"}
 	}},
 }
@@ -281,23 +282,23 @@ func replyRule(s *Store, err error) *ConfigFault {
 // they come from: a sentinel's refusal reaches the store wrapped in
 // go-redis's "all sentinels … are unreachable".
 func credentialsFault(s *Store, _ string, err error) *ConfigFault {
-	f := &ConfigFault{Kind: faultCredentials, Option: optionURL}
+	f := &ConfigFault{Kind: faultCredentials, Option: OptionURL}
 	switch {
 	case sentinelsUnreachable(err):
 		f.Fix = "a sentinel refused the credentials (WRONGPASS or NOAUTH): in the Sentinel form the user and password of the URL itself (redis://user:password@sentinel:port?master_name=…) are the sentinels'; fix them there, or drop them if the sentinels need none"
 	case s.info.failover:
 		if s.info.passwordFile != "" {
-			f.Option, f.File = optionPasswordFile, s.info.passwordFile
+			f.Option, f.File = OptionPasswordFile, s.info.passwordFile
 		}
 		f.Fix = "the master refused the credentials (WRONGPASS or NOAUTH): in the Sentinel form the master's user and password are the URL's username= and password= parameters (or the file given to " +
-			s.name(optionPasswordFile, faultCredentials) + "), not the URL's user information, which goes to the sentinels"
+			s.name(OptionPasswordFile, faultCredentials) + "), not the URL's user information, which goes to the sentinels"
 	case s.info.passwordFile != "":
-		f.Option, f.File = optionPasswordFile, s.info.passwordFile
+		f.Option, f.File = OptionPasswordFile, s.info.passwordFile
 		f.Fix = fmt.Sprintf("Redis refused the credentials (WRONGPASS or NOAUTH): check the URL's user and the password in the file %s (%s); after changing it, close the connections (CLIENT KILL USER …)",
-			s.info.passwordFile, s.name(optionPasswordFile, faultCredentials))
+			s.info.passwordFile, s.name(OptionPasswordFile, faultCredentials))
 	default:
 		f.Fix = "Redis refused the credentials (WRONGPASS or NOAUTH): check the user and password of the URL (redis://user:password@host:port), or the file given to " +
-			s.name(optionPasswordFile, faultCredentials)
+			s.name(OptionPasswordFile, faultCredentials)
 	}
 	return f
 }

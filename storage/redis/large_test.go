@@ -123,7 +123,7 @@ func TestFullReadRedisKilled(t *testing.T) {
 	if err := s.Put(ctx, items(2000, 0, 1, inventory.StatusSold)...); err != nil {
 		t.Fatal(err)
 	}
-	s.afterScan = func(chunk int) {
+	s.hooks.afterScan = func(chunk int) {
 		if chunk == 3 {
 			n.Kill()
 		}
@@ -204,7 +204,7 @@ func TestPutIfEmptyStagingFails(t *testing.T) {
 		}
 	}
 	cctx, cancel := context.WithCancel(ctx)
-	s.afterStage = func(chunk int, _ string) {
+	s.hooks.afterStage = func(chunk int, _ string) {
 		if chunk == 2 {
 			cancel()
 		}
@@ -213,7 +213,7 @@ func TestPutIfEmptyStagingFails(t *testing.T) {
 		t.Fatalf("PutIfEmpty with its context ending = %v, %v; want false, unavailable", wrote, err)
 	}
 	noStaging("context ended")
-	s.afterStage = func(chunk int, staging string) {
+	s.hooks.afterStage = func(chunk int, staging string) {
 		if chunk == 2 {
 			c.Set(ctx, staging, "x", 0) // the next HSET fails: WRONGTYPE
 		}
@@ -223,7 +223,7 @@ func TestPutIfEmptyStagingFails(t *testing.T) {
 	}
 	noStaging("staging write failed")
 	theirs := inventory.Item{PetID: 1, Quantity: 9, Status: inventory.StatusPending}
-	s.afterStage = func(chunk int, _ string) {
+	s.hooks.afterStage = func(chunk int, _ string) {
 		if chunk == 2 {
 			if err := s.Put(ctx, theirs); err != nil {
 				t.Error(err)

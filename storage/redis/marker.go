@@ -42,10 +42,6 @@ const (
 	FaultVanished = "store-vanished"
 )
 
-// optionInitialize is the ConfigFault.Option of a store without its
-// marker: the Go API that fixes it.
-const optionInitialize = "Store.Initialize"
-
 // WithRequireInitialized makes the store serve only once initialized
 // (Initialize, or PutIfEmpty): a list (a full read), an update and Ready
 // fail with an error matching ErrNotInitialized when the marker key is
@@ -62,9 +58,8 @@ func WithRequireInitialized() Option {
 
 // WithSettingNames gives the store the words of the application's settings
 // for its Go API: names is called with an option (the values of
-// ConfigFault.Option: "URL", "Config.LoadTLSFiles",
-// "Config.UsePasswordFile", "WithEvictionAllowed", "Store.Initialize") and
-// the fault's kind, and returns what the fault's fix calls it instead ("",
+// ConfigFault.Option: OptionURL, OptionTLSFiles, OptionPasswordFile,
+// OptionEviction, OptionInitialize) and the fault's kind, and returns what the fault's fix calls it instead ("",
 // to keep the Go API's name). A server whose operators set REDIS_URL rather
 // than call ParseURL words its faults in those names this way.
 func WithSettingNames(names func(option, kind string) string) Option {
@@ -128,16 +123,16 @@ func (s *Store) sawMarker() {
 // reads: the fault and the one step that fixes it.
 func (s *Store) uninitialized(op string) error {
 	key := s.markerKey
-	f := &ConfigFault{Op: op, Option: optionInitialize, Err: ErrNotInitialized}
+	f := &ConfigFault{Op: op, Option: OptionInitialize, Err: ErrNotInitialized}
 	if s.seenMarker.Load() {
 		f.Kind = FaultVanished
 		f.Fix = fmt.Sprintf("the inventory store %q vanished under this process: its key %s is gone (a Redis restart without persistence, a FLUSHALL or FLUSHDB, "+
 			"or a failover to an emptied replica) and it is not served; restore its Redis from a backup, or start it over by initializing it once with %s; "+
-			"nothing seeds it again on its own", s.prefix, key, s.name(optionInitialize, f.Kind))
+			"nothing seeds it again on its own", s.prefix, key, s.name(OptionInitialize, f.Kind))
 	} else {
 		f.Kind = FaultNotInitialized
 		f.Fix = fmt.Sprintf("the inventory store %q is not initialized (its key %s is missing) and is not served; "+
-			"initialize it once with %s, or restore its Redis from a backup", s.prefix, key, s.name(optionInitialize, f.Kind))
+			"initialize it once with %s, or restore its Redis from a backup", s.prefix, key, s.name(OptionInitialize, f.Kind))
 	}
 	s.fault(f, op == "ready")
 	return inventory.UnavailableBecause(f.Fix, f)

@@ -14,7 +14,7 @@ import (
 func TestFixesUseSettingNames(t *testing.T) {
 	_, c := miniClient(t)
 	hooked, err := New(c, WithSettingNames(func(option, kind string) string {
-		if option == optionURL && kind == FaultTLSToPlainPort {
+		if option == OptionURL && kind == FaultTLSToPlainPort {
 			return ""
 		}
 		return "<" + option + "|" + kind + ">"

@@ -64,8 +64,8 @@ func (s *Store) putIfEmpty(ctx context.Context, op string, unmarked bool, items 
 	staging := s.seedBase + newNonce()
 	chunks := 0
 	for chunk := range slices.Chunk(items, s.putChunk) {
-		if chunks++; s.afterStage != nil && chunks > 1 {
-			s.afterStage(chunks-1, staging)
+		if chunks++; s.hooks.afterStage != nil && chunks > 1 {
+			s.hooks.afterStage(chunks-1, staging)
 		}
 		guards, entries := s.putArgs(chunk)
 		err := txPipelined(ctx, s.client, func(p redis.Pipeliner) error {
@@ -86,8 +86,8 @@ func (s *Store) putIfEmpty(ctx context.Context, op string, unmarked bool, items 
 			if err != nil || n > 0 {
 				return err
 			}
-			if s.beforeExec != nil {
-				s.beforeExec(op)
+			if s.hooks.beforeExec != nil {
+				s.hooks.beforeExec(op)
 			}
 			err = txPipelined(ctx, tx, func(p redis.Pipeliner) error {
 				p.Rename(ctx, staging, s.itemsKey)

@@ -26,57 +26,89 @@ const defaultMaxRetries = 10
 // Store is an inventory.Store kept in Redis, shared by every process that
 // uses the same Redis and key prefix. It is safe for concurrent use. Build
 // it with New.
+//
+// Its fields come in four groups: settings, fixed by New; state, what the
+// store learns from Redis while it runs; counters, for Stats; and hooks,
+// which only tests set.
 type Store struct {
-	client     redis.UniversalClient
-	prefix     string
-	itemsKey   string // HASH petId → "quantity:status"; a field exists iff the entry does
-	logKey     string // STREAM: the change log, one entry per write (see changes.go)
-	guardBase  string // guardBase + petId: STRING written by Put and Delete only
-	seedBase   string // seedBase + random: HASH, PutIfEmpty's staging copy of the items
-	routeKey   string // never written: WATCHed to hold one connection for EXEC and WAIT
-	markerKey  string // STRING: the store was initialized (marker.go)
-	maxRetries int
-	acks       int           // WithReplicaAcks: replicas to wait for after a write
-	ackTimeout time.Duration // and how long
-	log        *slog.Logger
+	settings
+	state
+	counters
+	hooks testHooks
+}
 
-	// The initialization marker (marker.go), and the words of the fixes.
+// settings are a Store's fields that New sets and nothing changes after
+// (the sizes aside, which tests make small before the first call).
+type settings struct {
+	client  redis.UniversalClient
+	cluster *redis.ClusterClient // client, when it is a ClusterClient
+	info    clientInfo           // the client's configuration, for the fixes logged
+	keys
+	sizes
+
+	prefix      string
+	maxRetries  int                              // WithMaxRetries
+	acks        int                              // WithReplicaAcks: replicas to wait for after a write
+	ackTimeout  time.Duration                    // and how long
+	log         *slog.Logger                     // WithLogger
+	evictOK     bool                             // WithEvictionAllowed
 	requireInit bool                             // WithRequireInitialized
-	seenMarker  atomic.Bool                      // a call saw the marker: its loss is a vanished store
 	names       func(option, kind string) string // WithSettingNames; nil: the Go API's own names
+}
 
-	cluster       *redis.ClusterClient        // client, when it is a ClusterClient
-	lastReload    atomic.Int64                // unix nanoseconds of the last ReloadState
-	info          clientInfo                  // the client's configuration, for the fixes logged
-	probe         portProbe                   // the last probe of a port's protocol
-	evictOK       bool                        // WithEvictionAllowed
-	activeFault   atomic.Pointer[activeFault] // the configuration fault in force, if any
-	configFaults  atomic.Uint64
-	aborts        atomic.Uint64
-	exhausted     atomic.Uint64
-	reloads       atomic.Uint64
-	ackShortfalls atomic.Uint64
-	cutRetries    atomic.Uint64 // calls run again because their connection was cut (cut.go)
-	cutAfterExec  atomic.Uint64 // updates cut with their EXEC in flight
+// keys are the Redis keys of a Store, all under its prefix's hash tag.
+type keys struct {
+	itemsKey  string // HASH petId → "quantity:status"; a field exists iff the entry does
+	logKey    string // STREAM: the change log, one entry per write (see changes.go)
+	guardBase string // guardBase + petId: STRING written by Put and Delete only
+	seedBase  string // seedBase + random: HASH, PutIfEmpty's staging copy of the items
+	routeKey  string // never written: WATCHed to hold one connection for EXEC and WAIT
+	markerKey string // STRING: the store was initialized (marker.go)
+}
 
-	// Sizes of the bounded steps (see New for the defaults); tests make
-	// them small to exercise chunking on a few thousand pets.
+// sizes are the bounds of a Store's bounded steps (see New for the
+// defaults); tests make them small to exercise chunking on a few thousand
+// pets.
+type sizes struct {
 	scanCount int   // HSCAN COUNT of a full read
 	logPage   int64 // entries per XRANGE page
 	putChunk  int   // items per transaction of Put and per staging write of PutIfEmpty
 	logCap    int   // item records the change log keeps, about (XADD MAXLEN ~)
+}
 
-	// beforeExec, when set (by tests only), runs inside the optimistic
-	// transactions of SetQuantity and PutIfEmpty (op names which), after
-	// the read under WATCH and before MULTI/EXEC, so that a test can change
-	// the entries right there.
+// state is what a Store learns from Redis while it runs, shared by its
+// calls.
+type state struct {
+	seenMarker  atomic.Bool                 // a call saw the marker (marker.go): its loss is a vanished store
+	activeFault atomic.Pointer[activeFault] // the configuration fault in force, if any (fault.go)
+	probe       portProbe                   // the last probe of a port's protocol (probe.go)
+	lastReload  atomic.Int64                // unix nanoseconds of the last ReloadState
+}
+
+// counters are what Stats reports, counted since New.
+type counters struct {
+	aborts        atomic.Uint64 // Stats.WatchAborts
+	exhausted     atomic.Uint64 // Stats.RetriesExhausted
+	reloads       atomic.Uint64 // Stats.ClusterReloads
+	ackShortfalls atomic.Uint64 // Stats.AckShortfalls
+	configFaults  atomic.Uint64 // Stats.ConfigFaults
+	cutRetries    atomic.Uint64 // Stats.CutRetries: calls run again because their connection was cut (cut.go)
+	cutAfterExec  atomic.Uint64 // Stats.CutAfterExec: updates cut with their EXEC in flight
+}
+
+// testHooks are a Store's points where a test acts in the middle of a
+// call; each is nil outside tests.
+type testHooks struct {
+	// beforeExec runs inside the optimistic transactions of SetQuantity
+	// and PutIfEmpty (op names which), after the read under WATCH and
+	// before MULTI/EXEC, so that a test can change the entries right there.
 	beforeExec func(op string)
-	// afterScan, when set (by tests only), runs after each HSCAN chunk of
-	// a full read (chunk counts from 1), so that a test can write, trim
-	// the log or stop Redis right there.
+	// afterScan runs after each HSCAN chunk of a full read (chunk counts
+	// from 1), so that a test can write, trim the log or stop Redis right
+	// there.
 	afterScan func(chunk int)
-	// afterStage, when set (by tests only), runs after each staging write
-	// of PutIfEmpty (chunk counts from 1).
+	// afterStage runs after each staging write of PutIfEmpty (chunk counts
+	// from 1).
 	afterStage func(chunk int, staging string)
 }
 
@@ -221,28 +253,33 @@ func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
 		info = c.clientCfg.info()
 	}
 	tag := "{" + c.prefix + "}:"
-	s := &Store{
-		client:     client,
-		prefix:     c.prefix,
-		itemsKey:   tag + "items",
-		logKey:     tag + "log",
-		guardBase:  tag + "guard:",
-		seedBase:   tag + "seed:",
-		routeKey:   tag + "tx",
-		markerKey:  tag + markerSuffix,
-		scanCount:  defaultScanCount,
-		logPage:    defaultLogPage,
-		putChunk:   defaultPutChunk,
-		logCap:     defaultLogCap,
-		maxRetries: c.maxRetries,
-		acks:       c.acks,
-		ackTimeout: c.ackTimeout,
-		log:        c.log,
-		evictOK:    c.evictOK,
-		info:       info,
-	}
+	s := &Store{settings: settings{
+		client: client,
+		info:   info,
+		keys: keys{
+			itemsKey:  tag + "items",
+			logKey:    tag + "log",
+			guardBase: tag + "guard:",
+			seedBase:  tag + "seed:",
+			routeKey:  tag + "tx",
+			markerKey: tag + markerSuffix,
+		},
+		sizes: sizes{
+			scanCount: defaultScanCount,
+			logPage:   defaultLogPage,
+			putChunk:  defaultPutChunk,
+			logCap:    defaultLogCap,
+		},
+		prefix:      c.prefix,
+		maxRetries:  c.maxRetries,
+		acks:        c.acks,
+		ackTimeout:  c.ackTimeout,
+		log:         c.log,
+		evictOK:     c.evictOK,
+		requireInit: c.init,
+		names:       c.names,
+	}}
 	s.cluster, _ = client.(*redis.ClusterClient)
-	s.requireInit, s.names = c.init, c.names
 	return s, nil
 }
 
@@ -618,8 +655,8 @@ func (s *Store) update(ctx context.Context, c pinnedConn, guard string, it inven
 	if _, it.Status, err = s.parseValue(f, v); err != nil {
 		return "", err
 	}
-	if s.beforeExec != nil {
-		s.beforeExec(op)
+	if s.hooks.beforeExec != nil {
+		s.hooks.beforeExec(op)
 	}
 	// The status cannot change between the HGET and EXEC without aborting
 	// EXEC: only Put and Delete change it, and they write the guard. The

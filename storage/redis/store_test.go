@@ -133,7 +133,7 @@ func TestSetQuantityRetriesAfterConcurrentPut(t *testing.T) {
 			t.Fatal(err)
 		}
 		calls := 0
-		s.beforeExec = func(string) {
+		s.hooks.beforeExec = func(string) {
 			calls++
 			if calls == 1 {
 				if err := other.Put(ctx, inventory.Item{PetID: 9, Quantity: 50, Status: inventory.StatusSold}); err != nil {
@@ -173,7 +173,7 @@ func TestSetQuantityRetriesExhausted(t *testing.T) {
 		if err := s.Put(ctx, put); err != nil {
 			t.Fatal(err)
 		}
-		s.beforeExec = func(string) {
+		s.hooks.beforeExec = func(string) {
 			if err := other.Put(ctx, put); err != nil { // the same values: a write all the same
 				t.Error(err)
 			}
@@ -204,7 +204,7 @@ func TestSetQuantityEntryDeletedDuringTransaction(t *testing.T) {
 		if err := s.Put(ctx, inventory.Item{PetID: 9, Quantity: 1, Status: inventory.StatusAvailable}); err != nil {
 			t.Fatal(err)
 		}
-		s.beforeExec = func(string) {
+		s.hooks.beforeExec = func(string) {
 			if err := other.Delete(ctx, 9); err != nil {
 				t.Error(err)
 			}
@@ -458,7 +458,7 @@ func TestPutIfEmptyRace(t *testing.T) {
 			t.Fatal(err)
 		}
 		theirs := inventory.Item{PetID: 1, Quantity: 1, Status: inventory.StatusAvailable}
-		s.beforeExec = func(string) {
+		s.hooks.beforeExec = func(string) {
 			if err := other.Put(ctx, theirs); err != nil {
 				t.Error(err)
 			}
@@ -472,7 +472,7 @@ func TestPutIfEmptyRace(t *testing.T) {
 		}
 
 		// The other replica empties the store again each time: no progress.
-		s.beforeExec = func(string) {
+		s.hooks.beforeExec = func(string) {
 			_ = other.Put(ctx, theirs)
 			_ = other.Delete(ctx, theirs.PetID)
 		}

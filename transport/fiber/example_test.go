@@ -15,7 +15,9 @@ import (
 	inventoryfiber "github.com/petinventory/petinventory/transport/fiber"
 )
 
-// Mount the inventory under /v1 of an existing Fiber app.
+// Mount the inventory under /v1 of the host's Fiber app, built with NewApp
+// (never fiber.New: NewApp sets what the adapter needs over the host's
+// config).
 func ExampleRegister() {
 	store, _ := memstore.New(inventory.Item{PetID: 1, Quantity: 3, Status: inventory.StatusAvailable})
 	api, err := inventory.New(store, inventory.WithAPIKeys("demo-key"))
@@ -23,7 +25,7 @@ func ExampleRegister() {
 		panic(err)
 	}
 
-	app := fiber.New(fiber.Config{DisableStartupMessage: true})
+	app := inventoryfiber.NewApp(fiber.Config{DisableStartupMessage: true})
 	if err := inventoryfiber.Register(app.Group("/v1"), api); err != nil {
 		panic(err)
 	}

@@ -9,7 +9,6 @@
 package main
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -18,6 +17,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -44,6 +44,9 @@ func main() {
 }
 
 func run(framework, side, addr string, n int) error {
+	if !slices.Contains([]string{"gin", "fiber", "nethttp"}, framework) || side != "lib" && side != "bare" {
+		return fmt.Errorf("-framework %q -side %q: want gin, fiber or nethttp and lib or bare", framework, side)
+	}
 	key, _, _ := strings.Cut(os.Getenv("INVENTORY_API_KEYS"), ",")
 	if key == "" {
 		return errors.New("INVENTORY_API_KEYS is not set")
@@ -53,23 +56,16 @@ func run(framework, side, addr string, n int) error {
 	if err != nil {
 		return err
 	}
-	api, err := inventory.New(store, inventory.WithAPIKeys(key))
+	var api *inventory.API // nil on the bare side
+	if side == "lib" {
+		if api, err = inventory.New(store, inventory.WithAPIKeys(key)); err != nil {
+			return err
+		}
+	}
+	bare, err := newBareList(items, key)
 	if err != nil {
 		return err
 	}
-	body, err := json.Marshal(items) // the API's bytes: its tests hold it to encoding/json's
-	if err != nil {
-		return err
-	}
-	sum := sha256.Sum256(body)
-	headers := [][2]string{ // the API's list headers, with a tag of the same length
-		{"Cache-Control", "private, no-cache"},
-		{"Etag", `"` + hex.EncodeToString(sum[:16]) + `"`},
-		{"Vary", "Accept-Encoding"},
-		{"X-Content-Type-Options", "nosniff"},
-	}
-	bearer := "Bearer " + key
-	length := strconv.Itoa(len(body))
 	ln, err := demo.Listen(addr)
 	if err != nil {
 		return err
@@ -77,72 +73,114 @@ func run(framework, side, addr string, n int) error {
 	log := demo.Logger()
 	ctx, stop := demo.SignalContext()
 	defer stop()
-	switch framework + "/" + side {
-	case "gin/lib", "gin/bare":
-		gin.SetMode(gin.ReleaseMode)
-		engine := gin.New()
-		if side == "lib" {
-			if err := inventorygin.Register(engine.Group("/v1"), api); err != nil {
-				return err
-			}
-		} else {
-			engine.GET("/v1/inventory", func(c *gin.Context) {
-				if c.Request.Header.Get("Authorization") != bearer {
-					c.Status(http.StatusUnauthorized)
-					return
-				}
-				for _, h := range headers {
-					c.Header(h[0], h[1])
-				}
-				c.Header("Content-Length", length)
-				c.Data(http.StatusOK, "application/json", body)
-			})
+	switch framework {
+	case "gin":
+		engine, err := ginEngine(api, bare)
+		if err != nil {
+			return err
 		}
 		return demo.ServeHTTP(ctx, log, ln, engine)
-	case "nethttp/lib", "nethttp/bare":
-		mux := http.NewServeMux()
-		if side == "lib" {
-			if err := api.Register(mux, "/v1"); err != nil {
-				return err
-			}
-		} else {
-			mux.HandleFunc("GET /v1/inventory", func(w http.ResponseWriter, r *http.Request) {
-				if r.Header.Get("Authorization") != bearer {
-					w.WriteHeader(http.StatusUnauthorized)
-					return
-				}
-				for _, h := range headers {
-					w.Header().Set(h[0], h[1])
-				}
-				w.Header().Set("Content-Type", "application/json")
-				w.Header().Set("Content-Length", length)
-				_, _ = w.Write(body)
-			})
+	case "nethttp":
+		mux, err := netHTTPMux(api, bare)
+		if err != nil {
+			return err
 		}
 		return demo.ServeHTTP(ctx, log, ln, mux)
-	case "fiber/lib", "fiber/bare":
-		app := demo.NewFiberApp()
-		if side == "lib" {
-			if err := inventoryfiber.Register(app.Group("/v1"), api); err != nil {
-				return err
-			}
-		} else {
-			app.Get("/v1/inventory", func(c *fiber.Ctx) error {
-				if c.Get(fiber.HeaderAuthorization) != bearer {
-					return c.SendStatus(http.StatusUnauthorized)
-				}
-				for _, h := range headers {
-					c.Set(h[0], h[1])
-				}
-				c.Set(fiber.HeaderContentType, "application/json")
-				return c.Send(body)
-			})
+	default:
+		app, err := fiberApp(api, bare)
+		if err != nil {
+			return err
 		}
-		go func() {
-			<-ctx.Done()
-			_ = app.ShutdownWithContext(context.Background())
-		}()
-		return app.Listener(ln)
+		return demo.ServeFiber(ctx, log, ln, app)
 	}
-	return fmt.Errorf("-framework %q -side %q: want gin, fiber or nethttp and lib or bare", framework, side)
+}
+
+// bareList is what the bare side answers to GET /v1/inventory: the API's
+// bytes for the list, with its headers and a tag of the same length, after
+// a plain bearer check.
+type bareList struct {
+	bearer  string
+	body    []byte
+	length  string
+	headers [][2]string
+}
+
+func newBareList(items []inventory.Item, key string) (*bareList, error) {
+	body, err := json.Marshal(items) // the API's bytes: its tests hold it to encoding/json's
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(body)
+	return &bareList{
+		bearer: "Bearer " + key,
+		body:   body,
+		length: strconv.Itoa(len(body)),
+		headers: [][2]string{ // the API's list headers
+			{"Cache-Control", "private, no-cache"},
+			{"Etag", `"` + hex.EncodeToString(sum[:16]) + `"`},
+			{"Vary", "Accept-Encoding"},
+			{"X-Content-Type-Options", "nosniff"},
+		},
+	}, nil
+}
+
+// ginEngine serves api (the lib side), or bare when api is nil.
+func ginEngine(api *inventory.API, bare *bareList) (*gin.Engine, error) {
+	gin.SetMode(gin.ReleaseMode)
+	engine := gin.New()
+	if api != nil {
+		return engine, inventorygin.Register(engine.Group("/v1"), api)
+	}
+	engine.GET("/v1/inventory", func(c *gin.Context) {
+		if c.Request.Header.Get("Authorization") != bare.bearer {
+			c.Status(http.StatusUnauthorized)
+			return
+		}
+		for _, h := range bare.headers {
+			c.Header(h[0], h[1])
+		}
+		c.Header("Content-Length", bare.length)
+		c.Data(http.StatusOK, "application/json", bare.body)
+	})
+	return engine, nil
+}
+
+// netHTTPMux serves api (the lib side), or bare when api is nil.
+func netHTTPMux(api *inventory.API, bare *bareList) (*http.ServeMux, error) {
+	mux := http.NewServeMux()
+	if api != nil {
+		return mux, api.Register(mux, "/v1")
+	}
+	mux.HandleFunc("GET /v1/inventory", func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != bare.bearer {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		for _, h := range bare.headers {
+			w.Header().Set(h[0], h[1])
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Length", bare.length)
+		_, _ = w.Write(bare.body)
+	})
+	return mux, nil
+}
+
+// fiberApp serves api (the lib side), or bare when api is nil.
+func fiberApp(api *inventory.API, bare *bareList) (*fiber.App, error) {
+	app := demo.NewFiberApp()
+	if api != nil {
+		return app, inventoryfiber.Register(app.Group("/v1"), api)
+	}
+	app.Get("/v1/inventory", func(c *fiber.Ctx) error {
+		if c.Get(fiber.HeaderAuthorization) != bare.bearer {
+			return c.SendStatus(http.StatusUnauthorized)
+		}
+		for _, h := range bare.headers {
+			c.Set(h[0], h[1])
+		}
+		c.Set(fiber.HeaderContentType, "application/json")
+		return c.Send(bare.body)
+	})
+	return app, nil
 }

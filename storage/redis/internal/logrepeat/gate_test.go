@@ -65,6 +65,19 @@ func TestBoundedMemory(t *testing.T) {
 	if _, ok := g.lines["old"]; ok {
 		t.Fatal("an expired line was kept past Max")
 	}
+	// A Max lowered on a Gate in use: the lines never grow, and come down
+	// to Max as they expire.
+	g = Gate{Max: 8, Interval: time.Second}
+	for i := range 8 {
+		g.Allow(fmt.Sprint(i), t0)
+	}
+	g.Max = 4
+	if ok, _ := g.Allow("new", t0.Add(time.Millisecond)); !ok || len(g.lines) > 8 {
+		t.Fatalf("a new line after Max was lowered: allowed %v, %d lines remembered; want true and no more than the 8 before", ok, len(g.lines))
+	}
+	if ok, _ := g.Allow("later", t0.Add(2*time.Second)); !ok || len(g.lines) > 4 {
+		t.Fatalf("a new line once the others expired: allowed %v, %d lines remembered; want true and at most Max 4", ok, len(g.lines))
+	}
 }
 
 func TestConcurrentUse(t *testing.T) {
