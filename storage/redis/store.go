@@ -43,6 +43,7 @@ type Store struct {
 	// The initialization marker (marker.go), and the words of the fixes.
 	requireInit bool                             // WithRequireInitialized
 	seenMarker  atomic.Bool                      // a call saw the marker: its loss is a vanished store
+	initFault   atomic.Pointer[initState]        // the initialization fault in force, if any
 	names       func(option, kind string) string // WithSettingNames; nil: the Go API's own names
 
 	cluster       *redis.ClusterClient        // client, when it is a ClusterClient
@@ -301,7 +302,9 @@ type Stats struct {
 	AckShortfalls uint64
 	// ConfigFaults counts the calls (Ready included) that failed with a
 	// configuration fault (an error matching ErrMisconfigured): each
-	// fault is logged once, so this is how to see that it persists.
+	// fault is logged once, so this is how to see that it persists. A
+	// store without its marker (an InitFault) is not one: Uninitialized
+	// says it.
 	ConfigFaults uint64
 	// CutRetries counts the calls run once more because their connection
 	// was cut under them (a CLIENT KILL, a restart, the network): list
