@@ -78,8 +78,15 @@ func (s settingNames) Handle(ctx context.Context, r slog.Record) error {
 	return s.h.Handle(ctx, r)
 }
 
-// seedWords is what a fix says to initialize the store.
-const seedWords = "inventory-server -seed FILE, -seed demo or -seed empty (INVENTORY_SEED), run once"
+// seedWords is what a fix says to initialize the store: an operator's
+// explicit act, run once, that exits (a server's -seed acts at its start
+// only, and a store that vanished under running servers needs no
+// restart of them).
+const seedWords = "inventory-server -init-only -seed FILE (or -seed demo, or -seed empty), run once"
+
+// optionInitialize is the store's name of the Go API that initializes it
+// (the "option" of an initialization fault), which seedWords words.
+const optionInitialize = "Store.Initialize"
 
 // settingWords is the hook the store words its fixes with
 // (redisstore.WithSettingNames): what this server calls the store's Go API
@@ -89,7 +96,7 @@ const seedWords = "inventory-server -seed FILE, -seed demo or -seed empty (INVEN
 // to initialize the store; "" (the store's own name) for an option no
 // setting feeds.
 func settingWords(option, kind string) string {
-	if option == "Store.Initialize" {
+	if option == optionInitialize {
 		return seedWords
 	}
 	var names []string

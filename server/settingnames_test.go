@@ -102,7 +102,7 @@ func TestFaultTextNamesSettings(t *testing.T) {
 		{"Config.LoadTLSFiles", redisstore.FaultTLSToPlainPort, "INVENTORY_REDIS_CA_FILE and INVENTORY_REDIS_CERT_FILE and INVENTORY_REDIS_KEY_FILE"},
 		{"Config.UsePasswordFile", "credentials", "INVENTORY_REDIS_PASSWORD_FILE"},
 		{"WithEvictionAllowed", "eviction-policy", "-redis-allow-eviction"},
-		{"Store.Initialize", redisstore.FaultVanished, "inventory-server -seed FILE, -seed demo or -seed empty (INVENTORY_SEED), run once"},
+		{"Store.Initialize", redisstore.FaultVanished, "inventory-server -init-only -seed FILE (or -seed demo, or -seed empty), run once"},
 		{"WithLogger", "", ""},
 	} {
 		if got := settingWords(tc.option, tc.kind); got != tc.want {
