@@ -59,10 +59,10 @@ type storeBoot struct {
 // untilDone tries once at once, then again, backing off to one try every
 // 2 s, until it succeeds (and sets seeded) or ctx is done. A failure is
 // logged at WARN, each distinct one once a minute at most (a
-// logrepeat.Gate), except a configuration fault (a store not initialized
-// among them), which the store logs itself, once, with its fix; such a
-// fault also becomes what the closed gate answers, so that a client reads
-// it too.
+// logrepeat.Gate), except a configuration fault or a store not
+// initialized, which the store logs itself, once, with its fix; a store
+// not initialized also becomes what the closed gate answers, so that a
+// client reads it too.
 func (b *storeBoot) untilDone(ctx context.Context) {
 	var repeats logrepeat.Gate
 	for wait := 250 * time.Millisecond; ; wait = min(2*wait, 2*time.Second) {

@@ -33,7 +33,7 @@ type Config struct {
 	// refuses InitOnly without it) and return, without listening: nil once
 	// the store is initialized (or already was, or a store seeded before
 	// the marker is adopted) and can serve, else why not. No API key is
-	// needed. It is a seed Job's mode (deploy/kubernetes/job-seed.yaml).
+	// needed. It is a seed Job's mode (deploy/kubernetes/seed/job-seed.yaml).
 	// Default: false (serve).
 	InitOnly bool
 	// StoreTimeout is the deadline of each store call; past it the client

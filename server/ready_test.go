@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/petinventory/petinventory/internal/proctest"
+	"github.com/petinventory/petinventory/internal/redistest"
 	"github.com/petinventory/petinventory/inventory"
 	redisstore "github.com/petinventory/petinventory/storage/redis"
 	"github.com/redis/go-redis/v9"
@@ -475,7 +476,7 @@ func TestNoSeed(t *testing.T) {
 	if !strings.Contains(s.logs.String(), "no seed (-seed)") || strings.Contains(s.logs.String(), "initialized the store") {
 		t.Errorf("the log does not say that nothing was seeded:\n%s", s.logs.String())
 	}
-	if n := strings.Count(s.logs.String(), "level=ERROR msg=\"redisstore: configuration fault: the inventory store"); n != 1 {
+	if n := strings.Count(s.logs.String(), "level=ERROR msg=\"redisstore: initialization fault: the inventory store"); n != 1 {
 		t.Errorf("the fault was logged %d times, want once:\n%s", n, s.logs.String())
 	}
 
@@ -539,4 +540,80 @@ func TestAdoptsAStoreSeededBefore(t *testing.T) {
 	if n, err := c.Exists(t.Context(), "{inventory}:initialized").Result(); err != nil || n != 1 {
 		t.Errorf("the marker after the adoption: %d, %v", n, err)
 	}
+}
+
+// TestMarkerAloneDeleted: the store's marker key alone is deleted on a
+// real redis-server under a running server that holds the inventory (its
+// change log and items kept, so a list since the state held finds nothing
+// new): without any /readyz, lists answer 503 naming the vanished store
+// within 5 s, and /readyz too; the metrics say store-vanished and count
+// no configuration fault. The marker put back, both answer 200; deleted
+// again, /readyz finds it first and lists follow. Both frameworks.
+func TestMarkerAloneDeleted(t *testing.T) {
+	for _, fw := range []string{"gin", "fiber"} {
+		t.Run(fw, func(t *testing.T) {
+			node := newRedis(t)
+			s := start(t, Config{Framework: fw, RedisURL: "redis://" + node.Addr() + "/0"})
+			marker := "{inventory}:initialized"
+			if got := s.list(t); len(got) != len(DemoInventory()) {
+				t.Fatalf("before: %d pets, want the demo's", len(got))
+			}
+			// await polls path (with the API key) until it answers status
+			// with a body holding want, for at most 5 s.
+			await := func(path string, status int, want string) time.Duration {
+				t.Helper()
+				began := time.Now()
+				var last response
+				err := redistest.Poll(5*time.Second, func() error {
+					if last = s.do(t, http.MethodGet, path, testKey, ""); last.status != status || !strings.Contains(string(last.body), want) {
+						return fmt.Errorf("%d %s", last.status, last.body)
+					}
+					return nil
+				})
+				if err != nil {
+					t.Fatalf("GET %s: %v; want %d with %q", path, err, status, want)
+				}
+				return time.Since(began)
+			}
+
+			if _, err := node.Do("DEL", marker); err != nil {
+				t.Fatal(err)
+			}
+			if n, err := node.Do("EXISTS", "{inventory}:log", "{inventory}:items"); err != nil || fmt.Sprint(n) != "2" {
+				t.Fatalf("the change log and the items must remain: EXISTS = %v, %v", n, err)
+			}
+			listFirst := await("/v1/inventory", http.StatusServiceUnavailable, "vanished")
+			readyAfter := await("/readyz", http.StatusServiceUnavailable, "vanished")
+			m := s.do(t, http.MethodGet, "/metrics", "", "")
+			if body := string(m.body); !strings.Contains(body, "\ninventory_store_uninitialized{kind=\"store-vanished\"} 1\n") ||
+				!strings.Contains(body, "\ninventory_store_config_faults_total 0\n") {
+				t.Errorf("/metrics with the marker deleted: want store-vanished 1 and no configuration fault counted:\n%s", grepLines(body, "inventory_store_"))
+			}
+
+			if _, err := node.Do("SET", marker, "seed restored"); err != nil {
+				t.Fatal(err)
+			}
+			await("/readyz", http.StatusOK, "ready")
+			await("/v1/inventory", http.StatusOK, `"petId":12`)
+
+			if _, err := node.Do("DEL", marker); err != nil {
+				t.Fatal(err)
+			}
+			readyFirst := await("/readyz", http.StatusServiceUnavailable, "vanished")
+			listAfter := await("/v1/inventory", http.StatusServiceUnavailable, "vanished")
+			t.Logf("marker deleted: list 503 after %v, then /readyz after %v; deleted again: /readyz 503 after %v, then list after %v",
+				listFirst.Round(time.Millisecond), readyAfter.Round(time.Millisecond), readyFirst.Round(time.Millisecond), listAfter.Round(time.Millisecond))
+		})
+	}
+}
+
+// grepLines is the lines of text that hold word.
+func grepLines(text, word string) string {
+	var lines []string
+	for l := range strings.Lines(text) {
+		if strings.Contains(l, word) {
+			lines = append(lines, strings.TrimSuffix(l, "\n"))
+		}
+	}
+	return strings.Join(lines, "\n")
 }

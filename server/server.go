@@ -472,12 +472,12 @@ func (p probes) readyz(ctx context.Context) (int, string, []byte) {
 }
 
 // notReadyMessage is what /readyz says of a failed Ready: a configuration
-// fault's own text (what is wrong and how to fix it, worded in this
-// server's settings by settingWords; the store's errors never hold a
-// password; a store not initialized or vanished among them) followed by
-// the settings of this server that fix it, or, for Redis out of reach or an
-// unexpected error, that alone: the addresses and network errors stay in
-// the log.
+// fault's own text, or a store's without its marker (not initialized, or
+// vanished): what is wrong and how to fix it, worded in this server's
+// settings by settingWords (the store's errors never hold a password),
+// followed by the settings of this server that fix it; or, for Redis out
+// of reach or an unexpected error, that alone: the addresses and network
+// errors stay in the log.
 func notReadyMessage(err error) string {
 	var f *redisstore.ConfigFault
 	if errors.As(err, &f) {
@@ -485,6 +485,9 @@ func notReadyMessage(err error) string {
 			return f.Error() + " (inventory-server: " + names + ")"
 		}
 		return f.Error()
+	}
+	if nf, ok := errors.AsType[*redisstore.InitFault](err); ok {
+		return nf.Error() + " (inventory-server: " + settingsFor(redisstore.OptionInitialize, nf.Kind) + ")"
 	}
 	if errors.Is(err, redisstore.ErrMisconfigured) {
 		return err.Error()

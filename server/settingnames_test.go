@@ -109,7 +109,7 @@ func TestFaultTextNamesSettings(t *testing.T) {
 		{redisstore.OptionTLSFiles, redisstore.FaultTLSToPlainPort, "INVENTORY_REDIS_CA_FILE and INVENTORY_REDIS_CERT_FILE and INVENTORY_REDIS_KEY_FILE"},
 		{redisstore.OptionPasswordFile, "credentials", "INVENTORY_REDIS_PASSWORD_FILE"},
 		{redisstore.OptionEviction, "eviction-policy", "-redis-allow-eviction"},
-		{redisstore.OptionInitialize, redisstore.FaultVanished, "inventory-server -seed FILE, -seed demo or -seed empty (INVENTORY_SEED), run once"},
+		{redisstore.OptionInitialize, redisstore.FaultVanished, "inventory-server -init-only -seed FILE (or -seed demo, or -seed empty), run once"},
 		{"WithLogger", "", ""},
 	} {
 		if got := settingWords(tc.option, tc.kind); got != tc.want {

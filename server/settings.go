@@ -131,9 +131,11 @@ func boolSetter(field func(*Config) *bool, yes, no string) func(*Config, string)
 	}
 }
 
-// seedWords is what a fix says to initialize the store: the seed
-// setting's fix.
-const seedWords = "inventory-server -seed FILE, -seed demo or -seed empty (INVENTORY_SEED), run once"
+// seedWords is what a fix says to initialize the store, the seed
+// setting's fix: an operator's explicit act, run once, that exits (a
+// server's -seed acts at its start only, and a store that vanished under
+// running servers needs no restart of them).
+const seedWords = "inventory-server -init-only -seed FILE (or -seed demo, or -seed empty), run once"
 
 // name is how messages name s: its flag, else its environment variable.
 func (s setting) name() string {

@@ -350,9 +350,9 @@ var (
 	descRetriesExhausted = prometheus.NewDesc("inventory_store_retries_exhausted_total",
 		"Updates that gave up after the store's maximum number of WATCH retries (answered 503).", nil, nil)
 	descConfigFaults = prometheus.NewDesc("inventory_store_config_faults_total",
-		"Store calls (readiness probes included) that failed with a configuration fault of Redis or of the client (TLS, credentials, ACL, eviction policy, maxmemory, wrong URL form); each fault is logged once, this shows that it persists.", nil, nil)
+		"Store calls (readiness probes included) that failed with a configuration fault of Redis or of the client (TLS, credentials, ACL, eviction policy, maxmemory, wrong URL form, password file); each fault is logged once, this shows that it persists. A store without its initialization marker is not one: inventory_store_uninitialized says it.", nil, nil)
 	descUninitialized = prometheus.NewDesc("inventory_store_uninitialized",
-		"1 while the store is not served for want of its initialization marker, by kind: not-initialized (never initialized: run inventory-server -seed once) or store-vanished (wiped under the server: restore it, or initialize it again); 0 otherwise.", []string{"kind"}, nil)
+		"1 while the store is not served for want of its initialization marker, by kind: not-initialized (never initialized: run inventory-server -init-only -seed once) or store-vanished (wiped under the server: restore it, or initialize it again); 0 otherwise.", []string{"kind"}, nil)
 	descCutRetries = prometheus.NewDesc("inventory_store_cut_retries_total",
 		"Store calls run once more because their Redis connection was cut under them (CLIENT KILL, a restart, the network): list reads, and updates cut before their EXEC was sent.", nil, nil)
 	descCutAfterExec = prometheus.NewDesc("inventory_store_updates_cut_after_exec_total",

@@ -15,6 +15,8 @@ import (
 
 	"github.com/petinventory/petinventory/internal/proctest"
 	"github.com/petinventory/petinventory/internal/redistest"
+	"github.com/prometheus/prometheus/model/relabel"
+	yamlv2 "go.yaml.in/yaml/v2"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -332,6 +334,34 @@ func TestCheckCatches(t *testing.T) {
 			m.jobs[0].Spec.Template.Labels[labelComponent] = "server"
 		}, "selects the seed Job's pods"},
 		{"Job without deadline", func(m *manifests, f *facts) { m.jobs[0].Spec.ActiveDeadlineSeconds = nil }, "no activeDeadlineSeconds"},
+		{"Job asks other acknowledgements", func(m *manifests, f *facts) {
+			sj, _ := m.seedJob()
+			sj.server.Env = append(sj.server.Env, corev1.EnvVar{Name: "INVENTORY_REDIS_REPLICA_ACKS", Value: "2"})
+		}, `INVENTORY_REDIS_REPLICA_ACKS is "2", the Deployment's "0"`},
+		{"Job password from another Secret", func(m *manifests, f *facts) {
+			sj, _ := m.seedJob()
+			pod := &m.jobs[0].Spec.Template.Spec
+			pod.Volumes = append(pod.Volumes, corev1.Volume{Name: "keys", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "inventory-api-keys"}}})
+			sj.server.VolumeMounts = append(sj.server.VolumeMounts, corev1.VolumeMount{Name: "keys", MountPath: "/run/keys", ReadOnly: true})
+			for i := range sj.server.Env {
+				if sj.server.Env[i].Name == "INVENTORY_REDIS_PASSWORD_FILE" {
+					sj.server.Env[i].Value = "/run/keys/keys"
+				}
+			}
+		}, `INVENTORY_REDIS_PASSWORD_FILE is "Secret inventory-api-keys key keys", the Deployment's "Secret inventory-redis-password key password"`},
+		{"kustomization applies the seed", func(m *manifests, f *facts) {
+			m.kustomization.Resources = append(m.kustomization.Resources, seedDir)
+		}, "every kubectl apply -k would run the seed again"},
+		{"seed kustomization misses the Job", func(m *manifests, f *facts) {
+			m.seedKustomization.Resources = slices.DeleteFunc(m.seedKustomization.Resources, func(r string) bool { return strings.HasPrefix(r, "job-") })
+		}, "seed/kustomization.yaml does not list job-seed.yaml"},
+		{"scrape namespace a constant", func(m *manifests, f *facts) {
+			m.relabel[0] = mustRelabel("- target_label: namespace\n  replacement: inventory\n")
+		}, `relabelled with namespace "inventory" (kept: true), want "elsewhere"`},
+		{"scrape without namespace", func(m *manifests, f *facts) { m.relabel[0] = nil }, `relabelled with namespace ""`},
+		{"scrape drops its targets", func(m *manifests, f *facts) {
+			m.relabel[0] = append(m.relabel[0], mustRelabel("- source_labels: [__meta_dns_name]\n  regex: other.*\n  action: keep\n")...)
+		}, "(kept: false)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := readDeploy(t) // a fresh copy to break
@@ -346,6 +376,38 @@ func TestCheckCatches(t *testing.T) {
 				t.Errorf("check reported %v, want an error containing %q", errs, tc.wants)
 			}
 		})
+	}
+}
+
+// mustRelabel reads relabel_configs as Prometheus does.
+func mustRelabel(doc string) []*relabel.Config {
+	var cfgs []*relabel.Config
+	if err := yamlv2.UnmarshalStrict([]byte(doc), &cfgs); err != nil {
+		panic(err)
+	}
+	return cfgs
+}
+
+// TestSeedJobSameStoreByMount: the Job may mount the password's Secret
+// where it will; what counts is the Secret and key, not the path.
+func TestSeedJobSameStoreByMount(t *testing.T) {
+	m := readDeploy(t)
+	sj, err := m.seedJob()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range sj.server.VolumeMounts {
+		if sj.server.VolumeMounts[i].MountPath == "/run/secrets/redis" {
+			sj.server.VolumeMounts[i].MountPath = "/var/run/redis-password"
+		}
+	}
+	for i := range sj.server.Env {
+		if sj.server.Env[i].Name == "INVENTORY_REDIS_PASSWORD_FILE" {
+			sj.server.Env[i].Value = "/var/run/redis-password/password"
+		}
+	}
+	if errs := checkSeedJob(m, repoFacts(t)); len(errs) > 0 {
+		t.Errorf("the Job's password file mounted elsewhere from the same Secret: %v", errors.Join(errs...))
 	}
 }
 

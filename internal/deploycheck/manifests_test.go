@@ -15,6 +15,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/common/model"
+	promlabels "github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/model/relabel"
+	yamlv2 "go.yaml.in/yaml/v2"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -31,10 +35,14 @@ import (
 // applies.
 const (
 	kustomizationFile = "kustomization.yaml"
-	scrapeConfigFile  = "prometheus-scrape.yaml"
-	exampleSuffix     = ".example.yaml"
-	containerName     = "inventory-server"
-	serverModule      = "github.com/petinventory/petinventory/server"
+	// seedDir is the directory of the seed Job, beside the files of
+	// deploy/kubernetes and outside its kustomization: a kustomization of
+	// its own, applied once, by hand.
+	seedDir          = "seed"
+	scrapeConfigFile = "prometheus-scrape.yaml"
+	exampleSuffix    = ".example.yaml"
+	containerName    = "inventory-server"
+	serverModule     = "github.com/petinventory/petinventory/server"
 	// metricsAddrSetting serves /metrics on an address of its own, when
 	// the server has it; the NetworkPolicy then opens that port to the
 	// monitoring namespace alone.
@@ -42,7 +50,7 @@ const (
 	monitoringNamespace = "monitoring"
 )
 
-// manifests is deploy/kubernetes, decoded.
+// manifests is deploy/kubernetes, decoded, with its seed/ directory.
 type manifests struct {
 	objectFiles     []string // the files holding an object that is applied, sorted
 	deployment      *appsv1.Deployment
@@ -55,6 +63,12 @@ type manifests struct {
 	configMaps      []*corev1.ConfigMap
 	kustomization   kustomization
 	scrape          scrapeConfig
+	relabel         [][]*relabel.Config // each scrape configuration's relabel_configs, as Prometheus reads them
+
+	// The seed Job's directory: its objects (in jobs and configMaps
+	// above) and its kustomization.
+	seedFiles         []string
+	seedKustomization kustomization
 }
 
 // kustomization is the part of kustomize's Kustomization the directory
@@ -115,13 +129,28 @@ func decodeObject(data []byte) (any, error) {
 	return obj, nil
 }
 
-// readManifests reads and strictly decodes every file of dir.
+// readManifests reads and strictly decodes every file of dir, and of its
+// seed directory.
 func readManifests(dir string) (*manifests, error) {
+	m := &manifests{secrets: map[string]*corev1.Secret{}}
+	errs := m.readDir(dir, &m.objectFiles, &m.kustomization)
+	if _, err := os.Stat(filepath.Join(dir, seedDir)); err == nil {
+		errs = append(errs, m.readDir(filepath.Join(dir, seedDir), &m.seedFiles, &m.seedKustomization)...)
+	}
+	if m.deployment == nil {
+		errs = append(errs, fmt.Errorf("%s holds no Deployment", dir))
+	}
+	return m, errors.Join(errs...)
+}
+
+// readDir reads the files of one directory into m: its objects (their
+// file names into files, sorted), its kustomization, the Secret examples
+// and the scrape configuration.
+func (m *manifests) readDir(dir string, files *[]string, k *kustomization) []error {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, err
+		return []error{err}
 	}
-	m := &manifests{secrets: map[string]*corev1.Secret{}}
 	var errs []error
 	for _, e := range entries {
 		name := e.Name()
@@ -130,16 +159,16 @@ func readManifests(dir string) (*manifests, error) {
 		}
 		data, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil {
-			return nil, err
+			return append(errs, err)
 		}
 		switch name {
 		case kustomizationFile:
-			if err := yaml.UnmarshalStrict(data, &m.kustomization); err != nil {
+			if err := yaml.UnmarshalStrict(data, k); err != nil {
 				errs = append(errs, fmt.Errorf("%s: %w", name, err))
 			}
 			continue
 		case scrapeConfigFile:
-			if err := yaml.Unmarshal(data, &m.scrape); err != nil {
+			if err := m.readScrape(data); err != nil {
 				errs = append(errs, fmt.Errorf("%s: %w", name, err))
 			}
 			continue
@@ -158,16 +187,40 @@ func readManifests(dir string) (*manifests, error) {
 			m.secrets[s.Name] = s
 			continue
 		}
-		m.objectFiles = append(m.objectFiles, name)
+		*files = append(*files, name)
 		if err := m.add(obj); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", name, err))
 		}
 	}
-	if m.deployment == nil {
-		errs = append(errs, fmt.Errorf("%s holds no Deployment", dir))
+	sort.Strings(*files)
+	return errs
+}
+
+// readScrape reads the scrape configuration: the fields the checks read,
+// and each job's relabel_configs as Prometheus's own relabelling reads
+// them (its YAML decoder, its defaults, its validation).
+func (m *manifests) readScrape(data []byte) error {
+	if err := yaml.Unmarshal(data, &m.scrape); err != nil {
+		return err
 	}
-	sort.Strings(m.objectFiles)
-	return m, errors.Join(errs...)
+	var raw struct {
+		ScrapeConfigs []struct {
+			RelabelConfigs []*relabel.Config `yaml:"relabel_configs"`
+		} `yaml:"scrape_configs"`
+	}
+	if err := yamlv2.Unmarshal(data, &raw); err != nil {
+		return err
+	}
+	m.relabel = nil
+	for _, sc := range raw.ScrapeConfigs {
+		for _, c := range sc.RelabelConfigs {
+			if err := c.Validate(model.UTF8Validation); err != nil {
+				return err
+			}
+		}
+		m.relabel = append(m.relabel, sc.RelabelConfigs)
+	}
+	return nil
 }
 
 // add files an applied object by its kind.
@@ -463,23 +516,17 @@ func check(m *manifests, f facts) []error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 
-	// kustomization.yaml lists exactly the objects to apply.
-	if m.kustomization.APIVersion != "kustomize.config.k8s.io/v1beta1" || m.kustomization.Kind != "Kustomization" {
-		bad("%s: apiVersion %q kind %q, want kustomize.config.k8s.io/v1beta1 Kustomization", kustomizationFile, m.kustomization.APIVersion, m.kustomization.Kind)
-	}
-	resources := slices.Sorted(slices.Values(m.kustomization.Resources))
-	for _, r := range resources {
-		if !slices.Contains(m.objectFiles, r) {
-			bad("%s lists %s, which is not a Kubernetes object of the directory to apply (a Secret example is copied, never applied)", kustomizationFile, r)
+	// kustomization.yaml lists exactly the objects to apply, and
+	// seed/kustomization.yaml exactly the seed Job's.
+	errs = append(errs, checkKustomization(kustomizationFile, m.kustomization, m.objectFiles)...)
+	errs = append(errs, checkKustomization(seedDir+"/"+kustomizationFile, m.seedKustomization, m.seedFiles)...)
+	for _, r := range m.kustomization.Resources {
+		if path.Clean(r) == seedDir || strings.HasPrefix(path.Clean(r), seedDir+"/") {
+			bad("%s lists %s: every kubectl apply -k would run the seed again once its Job is gone, and write the initial stock into a store wiped meanwhile", kustomizationFile, r)
 		}
 	}
-	for _, o := range m.objectFiles {
-		if !slices.Contains(resources, o) {
-			bad("%s does not list %s", kustomizationFile, o)
-		}
-	}
-	if len(resources) != len(slices.Compact(slices.Clone(resources))) {
-		bad("%s lists a file twice", kustomizationFile)
+	if len(m.jobs) > 0 && len(m.seedFiles) == 0 {
+		bad("the seed Job is not in %s/, its own kustomization", seedDir)
 	}
 
 	d := m.deployment
@@ -704,6 +751,68 @@ func check(m *manifests, f facts) []error {
 				}
 			}
 		}
+	}
+	errs = append(errs, m.checkScrapeNamespace()...)
+	return errs
+}
+
+// checkScrapeNamespace relabels, with Prometheus's own relabelling, the
+// target DNS discovery makes of each name of the scrape configuration,
+// and of the same name in another namespace: each must be kept, with the
+// namespace label of the name's namespace (the Service's, so the pods'),
+// never a constant an operator must keep in step with the name.
+func (m *manifests) checkScrapeNamespace() []error {
+	var errs []error
+	for i, sc := range m.scrape.ScrapeConfigs {
+		var cfgs []*relabel.Config
+		if i < len(m.relabel) {
+			cfgs = m.relabel[i]
+		}
+		for _, sd := range sc.DNSSDConfigs {
+			for _, n := range sd.Names {
+				parts := strings.Split(n, ".")
+				if len(parts) < 3 || parts[2] != "svc" {
+					errs = append(errs, fmt.Errorf("%s: %s is not a Service's name SERVICE.NAMESPACE.svc…, which names the pods' namespace", scrapeConfigFile, n))
+					continue
+				}
+				other := slices.Clone(parts)
+				other[1] = "elsewhere"
+				for _, name := range []string{n, strings.Join(other, ".")} {
+					want := strings.Split(name, ".")[1]
+					lb := promlabels.NewBuilder(promlabels.FromStrings("__address__", "10.0.0.1:"+strconv.Itoa(sd.Port),
+						"__meta_dns_name", name, "__metrics_path__", sc.MetricsPath, "__scheme__", "http", "job", sc.JobName))
+					if keep := relabel.ProcessBuilder(lb, cfgs...); !keep || lb.Get("namespace") != want {
+						errs = append(errs, fmt.Errorf("%s: a target found by %s is relabelled with namespace %q (kept: %v), want %q: the namespace of the name, which is the pods'",
+							scrapeConfigFile, name, lb.Get("namespace"), keep, want))
+					}
+				}
+			}
+		}
+	}
+	return errs
+}
+
+// checkKustomization reports where a kustomization (named what) does not
+// list exactly the object files of its directory.
+func checkKustomization(what string, k kustomization, objectFiles []string) []error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if k.APIVersion != "kustomize.config.k8s.io/v1beta1" || k.Kind != "Kustomization" {
+		bad("%s: apiVersion %q kind %q, want kustomize.config.k8s.io/v1beta1 Kustomization", what, k.APIVersion, k.Kind)
+	}
+	resources := slices.Sorted(slices.Values(k.Resources))
+	for _, r := range resources {
+		if !slices.Contains(objectFiles, r) {
+			bad("%s lists %s, which is not a Kubernetes object of the directory to apply (a Secret example is copied, never applied)", what, r)
+		}
+	}
+	for _, o := range objectFiles {
+		if !slices.Contains(resources, o) {
+			bad("%s does not list %s", what, o)
+		}
+	}
+	if len(resources) != len(slices.Compact(slices.Clone(resources))) {
+		bad("%s lists a file twice", what)
 	}
 	return errs
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"maps"
@@ -44,8 +45,14 @@ var (
 // externalMetrics are the metrics the rules and the dashboard read that
 // the server does not export, and who does.
 var externalMetrics = map[string]string{
-	"up":                    "Prometheus, for every scrape target",
-	"kube_pod_status_ready": "kube-state-metrics",
+	"up":                            "Prometheus, for every scrape target",
+	"kube_pod_status_ready":         "kube-state-metrics",
+	"kube_pod_status_phase":         "kube-state-metrics",
+	"kube_deployment_spec_replicas": "kube-state-metrics",
+	"kube_deployment_status_replicas_available": "kube-state-metrics",
+	"kube_job_info":     "kube-state-metrics",
+	"kube_job_complete": "kube-state-metrics",
+	"kube_job_failed":   "kube-state-metrics",
 }
 
 // ruleFile is a Prometheus rule file, the part these tests read.
@@ -451,4 +458,81 @@ func TestQueriesNameExportedMetrics(t *testing.T) {
 		t.Errorf("the rules and the dashboard query %d of the server's metrics, want at least 4", ours)
 	}
 	t.Logf("the rules and the dashboard query %d of the server's metrics", ours)
+}
+
+// ruleObjectFacts reports where the rules disagree with the manifests
+// they watch: the objects they select by name (the Deployment, its pods,
+// the seed Job) must be the manifests' objects, and the alert on missing
+// replicas must wait longer than a rollout may take (the Deployment's
+// progressDeadlineSeconds), so that no rollout pages.
+func ruleObjectFacts(rf ruleFile, m *manifests) []error {
+	var errs []error
+	sj, err := m.seedJob()
+	if err != nil {
+		return []error{err}
+	}
+	selectors := []struct {
+		re   *regexp.Regexp
+		want string
+		what string
+	}{
+		{regexp.MustCompile(`deployment="([^"]*)"`), m.deployment.Name, "the Deployment's name"},
+		{regexp.MustCompile(`pod=~"([^"]*)-\.\*"`), m.deployment.Name, "the Deployment's name, its pods' prefix"},
+		{regexp.MustCompile(`job_name="([^"]*)"`), sj.job.Name, "the seed Job's name"},
+	}
+	found := make([]int, len(selectors))
+	for _, g := range rf.Groups {
+		for _, r := range g.Rules {
+			for i, s := range selectors {
+				for _, sub := range s.re.FindAllStringSubmatch(r.Expr, -1) {
+					found[i]++
+					if sub[1] != s.want {
+						errs = append(errs, fmt.Errorf("rule %s%s selects %q, want %s %q", r.Alert, r.Record, sub[0], s.what, s.want))
+					}
+				}
+			}
+			if r.Alert != "InventoryServerReplicasUnavailable" {
+				continue
+			}
+			wait, err := time.ParseDuration(r.For)
+			deadline := int32(600) // Kubernetes's default
+			if d := m.deployment.Spec.ProgressDeadlineSeconds; d != nil {
+				deadline = *d
+			}
+			if err != nil || wait <= time.Duration(deadline)*time.Second {
+				errs = append(errs, fmt.Errorf("rule %s waits %q, not longer than the Deployment's progressDeadlineSeconds (%d s): a slow rollout would page", r.Alert, r.For, deadline))
+			}
+		}
+	}
+	for i, s := range selectors {
+		if found[i] == 0 {
+			errs = append(errs, fmt.Errorf("no rule selects %s (%s)", s.what, s.re))
+		}
+	}
+	return errs
+}
+
+// TestRulesNameTheObjects checks the rules against deploy/kubernetes
+// (ruleObjectFacts), and that it catches a renamed Deployment, a renamed
+// seed Job and a progress deadline the alert does not outwait.
+func TestRulesNameTheObjects(t *testing.T) {
+	rf, _ := readRules(t)
+	for _, err := range ruleObjectFacts(rf, readDeploy(t)) {
+		t.Error(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		edit  func(m *manifests)
+		wants string
+	}{
+		{"Deployment renamed", func(m *manifests) { m.deployment.Name = "shop-inventory" }, `want the Deployment's name "shop-inventory"`},
+		{"seed Job renamed", func(m *manifests) { m.jobs[0].Name = "seed" }, `want the seed Job's name "seed"`},
+		{"long rollout", func(m *manifests) { d := int32(1800); m.deployment.Spec.ProgressDeadlineSeconds = &d }, "not longer than the Deployment's progressDeadlineSeconds (1800 s)"},
+	} {
+		m := readDeploy(t)
+		tc.edit(m)
+		if errs := ruleObjectFacts(rf, m); !strings.Contains(errors.Join(errs...).Error(), tc.wants) {
+			t.Errorf("%s: ruleObjectFacts = %v, want an error containing %q", tc.name, errs, tc.wants)
+		}
+	}
 }

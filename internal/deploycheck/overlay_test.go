@@ -44,9 +44,10 @@ type overlayKustomization struct {
 
 var digestRef = regexp.MustCompile(`^[^@:]+(:[0-9]+)?(/[^@:]+)*@sha256:[0-9a-f]{64}$`)
 
-// renderOverlay builds dir with kustomize (the library kubectl apply -k
-// runs) and decodes every object it yields strictly.
-func renderOverlay(dir string) (*manifests, error) {
+// render builds dir with kustomize (the library kubectl apply -k runs)
+// and decodes every object it yields strictly: an object of a kind the
+// test does not know (a CronJob, a Pod) fails it.
+func render(dir string) (*manifests, error) {
 	res, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), dir)
 	if err != nil {
 		return nil, fmt.Errorf("kustomize build %s: %w", dir, err)
@@ -67,10 +68,118 @@ func renderOverlay(dir string) (*manifests, error) {
 			errs = append(errs, fmt.Errorf("%s %s: %w", r.GetKind(), r.GetName(), err))
 		}
 	}
-	if m.deployment == nil {
-		errs = append(errs, fmt.Errorf("%s yields no Deployment", dir))
-	}
 	return m, errors.Join(errs...)
+}
+
+// renderOverlay renders an overlay of deploy/kubernetes, and its seed/
+// overlay when it has one, into one manifests: the objects kubectl apply
+// -k applies at every change, and the seed Job applied once. The seed's
+// objects are in jobs and configMaps, as in readManifests.
+func renderOverlay(dir string) (*manifests, error) {
+	m, err := render(dir)
+	if err != nil {
+		return nil, err
+	}
+	if m.deployment == nil {
+		return nil, fmt.Errorf("%s yields no Deployment", dir)
+	}
+	if errs := checkNoSeed(m, dir); len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	if _, err := os.Stat(filepath.Join(dir, seedDir)); err != nil {
+		return m, nil
+	}
+	seed, err := render(filepath.Join(dir, seedDir))
+	if err != nil {
+		return nil, err
+	}
+	if seed.deployment != nil || len(seed.services)+len(seed.pdbs)+len(seed.policies)+len(seed.serviceAccounts) > 0 {
+		return nil, fmt.Errorf("%s/%s yields more than the seed Job and its ConfigMap", dir, seedDir)
+	}
+	m.jobs, m.configMaps = seed.jobs, seed.configMaps
+	return m, nil
+}
+
+// checkNoSeed reports what, in the objects kubectl apply -k applies from
+// a directory at every change (rendered into m), would initialize the
+// store: a Job (any Job: the decoder knows no other kind that runs a
+// pod but the Deployment), or a container of the Deployment given -seed,
+// -init-only, INVENTORY_SEED or INVENTORY_INIT_ONLY. Applied again after
+// a wipe, such an object writes the initial stock back and every pod
+// serves it as the truth; initializing is an act of its own (seed/).
+func checkNoSeed(m *manifests, dir string) []error {
+	var errs []error
+	for _, j := range m.jobs {
+		errs = append(errs, fmt.Errorf("kubectl apply -k %s applies Job %s: once it is gone (ttlSecondsAfterFinished, or deleted), any later apply runs it again, after a wipe too; keep it in %s/", dir, j.Name, seedDir))
+	}
+	if m.deployment == nil {
+		return errs
+	}
+	pod := m.deployment.Spec.Template.Spec
+	for _, c := range append(slices.Clone(pod.InitContainers), pod.Containers...) {
+		if seedArg(c.Args) != "" || slices.Contains(c.Args, "-init-only") || slices.Contains(c.Args, "--init-only") ||
+			slices.ContainsFunc(c.Env, func(e corev1.EnvVar) bool { return e.Name == "INVENTORY_SEED" || e.Name == "INVENTORY_INIT_ONLY" }) {
+			errs = append(errs, fmt.Errorf("kubectl apply -k %s: the Deployment's container %s initializes the store (-seed, -init-only, INVENTORY_SEED or INVENTORY_INIT_ONLY): every pod that starts after a wipe would write the initial stock back", dir, c.Name))
+		}
+	}
+	return errs
+}
+
+// TestApplyNeverSeeds renders deploy/kubernetes and the example overlay
+// as kubectl apply -k does, strictly: neither applies anything that
+// initializes the store, so applying them again at any later time, after
+// any wipe, cannot write the seed back. The seed directories render to
+// the one Job and its ConfigMap. A kustomization that lists the seed
+// beside the base is caught.
+func TestApplyNeverSeeds(t *testing.T) {
+	for _, dir := range []string{deployDir, overlayDir} {
+		m, err := render(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.deployment == nil {
+			t.Fatalf("%s renders no Deployment", dir)
+		}
+		for _, err := range checkNoSeed(m, dir) {
+			t.Error(err)
+		}
+		seed, err := render(filepath.Join(dir, seedDir))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(seed.jobs) != 1 || len(seed.configMaps) != 1 || seed.deployment != nil {
+			t.Errorf("%s/%s renders %d Jobs, %d ConfigMaps and a Deployment %v; want the seed Job and its ConfigMap", dir, seedDir, len(seed.jobs), len(seed.configMaps), seed.deployment != nil)
+		}
+	}
+
+	// Both in one kustomization, as a base that listed its seed did.
+	both := t.TempDir()
+	abs := func(dir string) string {
+		a, err := filepath.Abs(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := filepath.Rel(both, a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	k := fmt.Sprintf("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [%s, %s]\n", abs(deployDir), abs(filepath.Join(deployDir, seedDir)))
+	if err := os.WriteFile(filepath.Join(both, "kustomization.yaml"), []byte(k), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, err := render(both)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if errs := checkNoSeed(m, both); len(errs) == 0 || !strings.Contains(errors.Join(errs...).Error(), "applies Job inventory-seed") {
+		t.Errorf("checkNoSeed of a kustomization listing the seed beside the base: %v, want the Job named", errs)
+	}
+	m.deployment.Spec.Template.Spec.Containers[0].Args = []string{"-init-only", "-seed", "/seed/items.json"}
+	if errs := checkNoSeed(m, both); !strings.Contains(errors.Join(errs...).Error(), "initializes the store") {
+		t.Errorf("checkNoSeed of a Deployment run with -init-only -seed: %v, want it named", errs)
+	}
 }
 
 // checkOverlay checks a rendered overlay: every object in namespace,
@@ -175,6 +284,9 @@ func TestOverlay(t *testing.T) {
 	}
 	for _, err := range checkOverlay(m, k.Namespace) {
 		t.Error(err)
+	}
+	if sj, err := m.seedJob(); err != nil || sj.server.Image != ctr(m).Image {
+		t.Errorf("the seed overlay's Job runs %v (%v), the overlay's Deployment %s: pin the same digest in both", sj.server, err, ctr(m).Image)
 	}
 	m.secrets = readDeploy(t).secrets // created by the operator, in the examples' shape
 	for _, err := range append(checkPlatform(m, f), checkSeedJob(m, f)...) {

@@ -257,11 +257,7 @@ func checkSeedJob(m *manifests, f facts) []error {
 	if len(s.Ports) > 0 || s.StartupProbe != nil || s.ReadinessProbe != nil || s.LivenessProbe != nil {
 		bad("Job %s: container %s has ports or probes: -init-only listens on none", j.Name, s.Name)
 	}
-	for _, name := range []string{"REDIS_URL", "INVENTORY_REDIS_PREFIX", "INVENTORY_REDIS_PASSWORD_FILE"} {
-		if a, b := env(s, f, name), env(c, f, name); a != b {
-			bad("Job %s: %s is %q, the Deployment's %q: it would initialize another store", j.Name, name, a, b)
-		}
-	}
+	errs = append(errs, m.sameStore(sj, c, f)...)
 	for _, e := range s.Env {
 		if _, ok := f.settings[e.Name]; !ok {
 			bad("Job %s: environment variable %s is not a setting of inventory-server (-h lists them)", j.Name, e.Name)
@@ -301,6 +297,43 @@ func checkSeedJob(m *manifests, f facts) []error {
 		bad("no NetworkPolicy selects the seed Job's pods")
 	}
 	return errs
+}
+
+// sameStore reports every Redis setting (REDIS_URL, INVENTORY_REDIS_*)
+// in which the Job's container differs from the Deployment's c, with the
+// server's defaults for the settings either leaves unset: a file setting
+// by the Secret and key it is mounted from (each pod mounts it where it
+// will), any other by its value. Any difference is another store, or the
+// same reached otherwise: another prefix, user, TLS, or replica
+// acknowledgements than the servers'.
+func (m *manifests) sameStore(sj seedJob, c *corev1.Container, f facts) []error {
+	var errs []error
+	for _, name := range slices.Sorted(maps.Keys(f.settings)) {
+		if name != "REDIS_URL" && !strings.HasPrefix(name, "INVENTORY_REDIS_") {
+			continue
+		}
+		a, b := env(sj.server, f, name), env(c, f, name)
+		_, aSet := containerEnv(sj.server, name)
+		_, bSet := containerEnv(c, name)
+		if strings.HasSuffix(name, "_FILE") && aSet && bSet {
+			a, b = m.secretOf(sj.job.Spec.Template.Spec.Volumes, sj.server, a), m.secretOf(m.deployment.Spec.Template.Spec.Volumes, c, b)
+		}
+		if a != b {
+			errs = append(errs, fmt.Errorf("Job %s: %s is %q, the Deployment's %q: it would initialize another store, or reach it otherwise", sj.job.Name, name, a, b))
+		}
+	}
+	return errs
+}
+
+// secretOf names the Secret and key a file of container c (of a pod with
+// volumes) is mounted from, as "Secret SECRET key KEY", or says why it is
+// none.
+func (m *manifests) secretOf(volumes []corev1.Volume, c *corev1.Container, file string) string {
+	_, s, key, err := m.secretFileIn(volumes, c, file)
+	if err != nil {
+		return "no Secret: " + err.Error()
+	}
+	return "Secret " + s.Name + " key " + key
 }
 
 // seedItems reads the seed the Job's server is given: a file of a

@@ -184,7 +184,10 @@ func corruptEntry(id, detail string) *logBreak {
 // oldest first, and the cursor of the last entry read ("" when none
 // follows it). Its error is a *logBreak when the log cannot say what
 // changed (logGone, logMoved, logReset, logCorrupt), any other a failure
-// to talk to Redis.
+// to talk to Redis, or, when guard names the store's call (op) and the
+// store requires its marker, the fault of a store without it: the
+// marker's check rides in the pipeline of the first page (see
+// guardedPage).
 //
 // Every page starts at the entry read last, inclusive, and checks its id
 // and nonce: the entry is still there only if nothing before it was
@@ -195,10 +198,15 @@ func corruptEntry(id, detail string) *logBreak {
 // every write appends its entry in the transaction that applies it, so
 // the changes bring a state at id to the state at the log's end when the
 // last page was read.
-func (s *Store) readLog(ctx context.Context, c redis.Cmdable, id, nonce string) (log []inventory.Change, last string, err error) {
+func (s *Store) readLog(ctx context.Context, c redis.Cmdable, id, nonce, guard string) (log []inventory.Change, last string, err error) {
 	page := max(s.logPage, 2)
 	for first := true; ; first = false {
-		msgs, err := c.XRangeN(ctx, s.logKey, id, "+", page).Result()
+		var msgs []redis.XMessage
+		if first && guard != "" {
+			msgs, err = s.guardedPage(ctx, c, guard, id, page)
+		} else {
+			msgs, err = c.XRangeN(ctx, s.logKey, id, "+", page).Result()
+		}
 		if err != nil {
 			return nil, "", err
 		}
@@ -234,6 +242,33 @@ func (s *Store) readLog(ctx context.Context, c redis.Cmdable, id, nonce string) 
 			return log, last, nil
 		}
 	}
+}
+
+// guardedPage is the first XRANGE page of a read of the log for op, with
+// WithRequireInitialized the marker's EXISTS in the same pipeline: no
+// round trip of its own. A store whose marker alone was deleted keeps its
+// change log, so without it a list since a state held would go on
+// answering from that state while Ready refuses the store; with it the
+// list refuses it too (and a vanished store, log and all, is refused as
+// the store it is rather than read whole).
+func (s *Store) guardedPage(ctx context.Context, c redis.Cmdable, op, id string, page int64) ([]redis.XMessage, error) {
+	if !s.requireInit {
+		return c.XRangeN(ctx, s.logKey, id, "+", page).Result()
+	}
+	var msgs *redis.XMessageSliceCmd
+	var marker *redis.IntCmd
+	_, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		msgs = p.XRangeN(ctx, s.logKey, id, "+", page)
+		marker = s.queueMarker(ctx, p)
+		return nil
+	})
+	if merr := s.checkMarker(op, marker); merr != nil {
+		return nil, merr
+	}
+	if err != nil {
+		return nil, err
+	}
+	return msgs.Val(), nil
 }
 
 // hasNonce reports whether log entry m carries nonce.
@@ -288,7 +323,8 @@ func (s *Store) List(ctx context.Context) ([]inventory.Item, error) {
 // ListChanges implements inventory.ChangeLister. A cursor names a change
 // log entry (its id and nonce). When since names one the log still holds,
 // the answer is what the log holds after it: one XRANGE when nothing
-// changed (it returns just that entry), and pages of 100 entries
+// changed (it returns just that entry; with WithRequireInitialized, the
+// marker's EXISTS in the same pipeline), and pages of 100 entries
 // otherwise, each starting at the entry the last one ended on and checking
 // it, so that no change lost between two pages is skipped. When the log
 // cannot say (since is "" or malformed, its entry was trimmed away or the
@@ -326,7 +362,7 @@ func (s *Store) ListChanges(ctx context.Context, since string) (inventory.Change
 		var ch inventory.Changes
 		err := s.onceMoreIfCut(func() error {
 			return s.readOn(ctx, op, func(c redis.Cmdable) (confirm bool, err error) {
-				log, last, err := s.readLog(ctx, c, id, nonce)
+				log, last, err := s.readLog(ctx, c, id, nonce, op)
 				if err != nil {
 					return false, err
 				}
@@ -451,7 +487,7 @@ func (s *Store) readAllOnce(ctx context.Context, c redis.Cmdable, op string) (ch
 		}
 	}
 
-	log, last, err := s.readLog(ctx, c, id, nonce)
+	log, last, err := s.readLog(ctx, c, id, nonce, "") // the marker was checked above
 	if err != nil {
 		return ch, err
 	}

@@ -168,6 +168,22 @@
 // commands are not ready; nor is a Redis whose maxmemory-policy is
 // allkeys-* (it would evict the inventory), unless WithEvictionAllowed.
 //
+// # Initialization
+//
+// A store is initialized once, explicitly: Initialize (or PutIfEmpty)
+// writes the marker key {prefix}:initialized in the transaction that
+// writes the seed. With WithRequireInitialized a store without its marker
+// is not served: never initialized (FaultNotInitialized), or lost under
+// the process (FaultVanished: a restart without persistence, FLUSHALL, a
+// failover to an emptied replica, the marker deleted). Every call that
+// finds it missing (Ready, a list, an update; the check rides in the
+// pipeline each sends anyway) fails with an *InitFault matching
+// ErrNotInitialized and inventory.ErrUnavailable, whose Fix the client
+// reads; the store logs it once at Error and reports it in Uninitialized
+// until a call finds the marker again. It is not a configuration fault:
+// no setting fixes it, a restore or an initialization does, so it neither
+// matches ErrMisconfigured nor counts in Stats.ConfigFaults.
+//
 // # Configuration faults
 //
 // A fault that retrying does not fix and an operator must is a
@@ -245,7 +261,8 @@
 //
 //   - the store: store.go (New, options, SetQuantity, Put, Delete, Ready),
 //     changes.go (the change log, List, ListChanges), seed.go
-//     (PutIfEmpty), clear.go;
+//     (PutIfEmpty), marker.go (the initialization marker: Initialize,
+//     InitFault), clear.go;
 //   - client set-up: url.go (ParseURL, Config), timeouts.go
 //     (ApplyTimeouts), tls.go (LoadTLSFiles, UsePasswordFile), acl.go
 //     (ACLRule), log.go (GoRedisLogger), client.go (what the store knows

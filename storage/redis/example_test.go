@@ -148,3 +148,41 @@ func ExampleConfig_LoadTLSFiles() {
 	}
 	_ = store // serve it with inventory.New(store)
 }
+
+// ExampleInitFault: a store made with WithRequireInitialized serves only
+// once initialized. Before, every call fails with an InitFault (a 503
+// whose message is its Fix), which is no configuration fault; after
+// Initialize, the store serves.
+func ExampleInitFault() {
+	m, err := miniredis.Run()
+	if err != nil {
+		panic(err)
+	}
+	defer m.Close()
+	cfg, err := redisstore.ParseURL("redis://" + m.Addr() + "/0")
+	if err != nil {
+		panic(err)
+	}
+	client := cfg.NewClient()
+	defer client.Close()
+	store, err := redisstore.New(client, redisstore.WithRequireInitialized(),
+		redisstore.WithLogger(slog.New(slog.DiscardHandler)))
+	if err != nil {
+		panic(err)
+	}
+
+	ctx := context.Background()
+	_, err = store.List(ctx)
+	if f, ok := errors.AsType[*redisstore.InitFault](err); ok {
+		fmt.Println(f.Kind, "on", f.Op, "| unavailable:", errors.Is(err, inventory.ErrUnavailable),
+			"| misconfigured:", errors.Is(err, redisstore.ErrMisconfigured), "| config faults:", store.Stats().ConfigFaults)
+	}
+	if _, err := store.Initialize(ctx, inventory.Item{PetID: 1, Quantity: 7, Status: inventory.StatusAvailable}); err != nil {
+		panic(err)
+	}
+	items, err := store.List(ctx)
+	fmt.Println(items, err, store.Uninitialized() == "")
+	// Output:
+	// not-initialized on list | unavailable: true | misconfigured: false | config faults: 0
+	// [{1 7 available}] <nil> true
+}

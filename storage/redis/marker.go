@@ -25,14 +25,46 @@ const markerSuffix = "initialized"
 
 // ErrNotInitialized matches (errors.Is) the error of a store made with
 // WithRequireInitialized that finds no marker: never initialized, or
-// wiped under the process (see the package doc, Initialization). It also
-// matches ErrMisconfigured (its *ConfigFault has the kind
-// FaultNotInitialized or FaultVanished) and inventory.ErrUnavailable: the
-// API answers 503, with a message that names the fault and its fix.
+// wiped under the process (see the package doc, Initialization). Such an
+// error holds an *InitFault (errors.As) and matches
+// inventory.ErrUnavailable: the API answers 503, with a message that names
+// the fault and its fix. It is not a configuration fault: it does not
+// match ErrMisconfigured and is not counted in Stats.ConfigFaults, since
+// no setting of the client fixes it, only the store's data does (a
+// restore, or an initialization); an alert on configuration faults then
+// stays silent while the one on the marker (Store.Uninitialized) fires.
 var ErrNotInitialized = errors.New("redisstore: the store is not initialized")
 
-// The kinds of configuration fault (ConfigFault.Kind) of a store without
-// its marker.
+// InitFault is the error of a store made with WithRequireInitialized that
+// finds no marker: what is wrong and what fixes it. Every call that finds
+// the marker missing returns an error from which errors.As gets it; it
+// matches ErrNotInitialized. The store logs it once at Error (attributes
+// "fault", the Kind, and "option", "Store.Initialize"), reports it in
+// Uninitialized until a call finds the marker again, and logs at Info
+// then.
+type InitFault struct {
+	// Kind is FaultNotInitialized or FaultVanished.
+	Kind string
+	// Op is the store's call that found the marker missing ("ready",
+	// "list", "list changes", "set quantity").
+	Op string
+	// Fix says what is wrong and what fixes it, in one sentence that
+	// names the Go API (Store.Initialize), or the application's words for
+	// it (WithSettingNames). It holds no address nor credential: it is
+	// what a client reads.
+	Fix string
+}
+
+// Error is "redisstore: the store is not initialized: redis OP: FIX".
+func (f *InitFault) Error() string {
+	return fmt.Sprintf("%v: redis %s: %s", ErrNotInitialized, f.Op, f.Fix)
+}
+
+// Unwrap returns ErrNotInitialized, so that the fault matches it.
+func (f *InitFault) Unwrap() error { return ErrNotInitialized }
+
+// The kinds of InitFault: the values of InitFault.Kind, of Uninitialized,
+// and of the "fault" attribute of the line logged.
 const (
 	// FaultNotInitialized: the store holds no marker, and this Store never
 	// saw one: initialize it once (Initialize), or restore it.
@@ -44,14 +76,16 @@ const (
 
 // WithRequireInitialized makes the store serve only once initialized
 // (Initialize, or PutIfEmpty): a list (a full read), an update and Ready
-// fail with an error matching ErrNotInitialized when the marker key is
-// missing, logged once with its fix (a configuration fault). The check
-// rides in the pipeline of the read it guards (no round trip of its own):
-// a full read, an update's read under WATCH, Ready's first pipeline. A
-// list that reads only what changed since the state it holds needs no
-// check: a store that lost its marker lost its change log too, and the
-// list reads it whole. Without this option the store serves whatever
-// Redis holds, as an empty store when it holds nothing.
+// fail with an error matching ErrNotInitialized (an *InitFault) when the
+// marker key is missing, logged once with its fix. The check rides in
+// the pipeline of the read it guards (no round trip of its own): a full
+// read, the first page of a read of what changed since a state held, an
+// update's read under WATCH, Ready's first pipeline. So a list and Ready
+// agree: a store whose marker alone was deleted (its change log kept) is
+// refused by the next list, not only by the next Ready, and once either
+// found it missing both refuse it until a call finds it again. Without
+// this option the store serves whatever Redis holds, as an empty store
+// when it holds nothing.
 func WithRequireInitialized() Option {
 	return func(c *config) { c.init = true }
 }
@@ -59,7 +93,8 @@ func WithRequireInitialized() Option {
 // WithSettingNames gives the store the words of the application's settings
 // for its Go API: names is called with an option (the values of
 // ConfigFault.Option: OptionURL, OptionTLSFiles, OptionPasswordFile,
-// OptionEviction, OptionInitialize) and the fault's kind, and returns what the fault's fix calls it instead ("",
+// OptionEviction; and OptionInitialize, for an InitFault) and the fault's
+// kind, and returns what the fault's fix calls it instead ("",
 // to keep the Go API's name). A server whose operators set REDIS_URL rather
 // than call ParseURL words its faults in those names this way.
 func WithSettingNames(names func(option, kind string) string) Option {
@@ -107,23 +142,25 @@ func (s *Store) checkMarker(op string, marker *redis.IntCmd) error {
 // from now on is a vanished store, and an initialization fault in force is
 // over, whoever saw it (Ready or not), logged at Info.
 func (s *Store) sawMarker() {
-	// Load first: every update and full read comes here, and a store to
-	// a word all of them read would be a write shared between cores.
+	// Load first: every update and list comes here, and a store to a
+	// word all of them read would be a write shared between cores.
 	if !s.seenMarker.Load() {
 		s.seenMarker.Store(true)
 	}
-	old := s.activeFault.Load()
-	if old != nil && (old.kind == FaultNotInitialized || old.kind == FaultVanished) && s.activeFault.CompareAndSwap(old, nil) {
-		s.log.Info("redisstore: configuration fault cleared: the store serves again", "fault", old.kind)
+	if old := s.initFault.Load(); old != nil && s.initFault.CompareAndSwap(old, nil) {
+		s.log.Info("redisstore: initialization fault cleared: the store is initialized and serves again", "fault", old.kind)
 	}
 }
+
+// initState is the initialization fault in force: its kind.
+type initState struct{ kind string }
 
 // uninitialized records the fault of a store without its marker (logged
 // once with its fix) and returns it as the unavailable error a client
 // reads: the fault and the one step that fixes it.
 func (s *Store) uninitialized(op string) error {
 	key := s.markerKey
-	f := &ConfigFault{Op: op, Option: OptionInitialize, Err: ErrNotInitialized}
+	f := &InitFault{Op: op}
 	if s.seenMarker.Load() {
 		f.Kind = FaultVanished
 		f.Fix = fmt.Sprintf("the inventory store %q vanished under this process: its key %s is gone (a Redis restart without persistence, a FLUSHALL or FLUSHDB, "+
@@ -134,16 +171,26 @@ func (s *Store) uninitialized(op string) error {
 		f.Fix = fmt.Sprintf("the inventory store %q is not initialized (its key %s is missing) and is not served; "+
 			"initialize it once with %s, or restore its Redis from a backup", s.prefix, key, s.name(OptionInitialize, f.Kind))
 	}
-	s.fault(f, op == "ready")
+	for {
+		old := s.initFault.Load()
+		if old != nil && old.kind == f.Kind {
+			break
+		}
+		if s.initFault.CompareAndSwap(old, &initState{kind: f.Kind}) {
+			s.log.Error("redisstore: initialization fault: "+f.Fix, "fault", f.Kind, "option", OptionInitialize, "op", op)
+			break
+		}
+	}
 	return inventory.UnavailableBecause(f.Fix, f)
 }
 
 // Uninitialized returns the kind of the initialization fault in force
-// (FaultNotInitialized or FaultVanished): a call found no marker, and
-// none found it since; "" otherwise, and before any call looked. A fault
-// of another kind met since (Redis out of reach does not count) hides it.
+// (FaultNotInitialized or FaultVanished): a call (Ready, a list, an
+// update) found no marker, and none found it since; "" otherwise, and
+// before any call looked. A configuration fault met meanwhile does not
+// hide it: the two are told apart.
 func (s *Store) Uninitialized() string {
-	if f := s.activeFault.Load(); f != nil && (f.kind == FaultNotInitialized || f.kind == FaultVanished) {
+	if f := s.initFault.Load(); f != nil {
 		return f.kind
 	}
 	return ""

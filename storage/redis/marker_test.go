@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/petinventory/petinventory/internal/redistest"
 	"github.com/petinventory/petinventory/inventory"
 	"github.com/redis/go-redis/v9"
 )
@@ -18,13 +19,17 @@ var markerSeed = []inventory.Item{
 	{PetID: 2, Quantity: 0, Status: inventory.StatusSold},
 }
 
-// faultOf returns the configuration fault err holds, failing the test
-// when it holds none or not of kind.
-func faultOf(t *testing.T, what string, err error, kind string) *ConfigFault {
+// faultOf returns the initialization fault err holds, failing the test
+// when it holds none or not of kind, or when it also passes for a
+// configuration fault.
+func faultOf(t *testing.T, what string, err error, kind string) *InitFault {
 	t.Helper()
-	f, ok := errors.AsType[*ConfigFault](err)
-	if !ok || f.Kind != kind || !errors.Is(err, ErrNotInitialized) || !errors.Is(err, inventory.ErrUnavailable) || !errors.Is(err, ErrMisconfigured) {
-		t.Fatalf("%s = %v; want a %s fault matching ErrNotInitialized, ErrMisconfigured and inventory.ErrUnavailable", what, err, kind)
+	f, ok := errors.AsType[*InitFault](err)
+	if !ok || f.Kind != kind || !errors.Is(err, ErrNotInitialized) || !errors.Is(err, inventory.ErrUnavailable) || f.Op == "" {
+		t.Fatalf("%s = %v; want a %s fault matching ErrNotInitialized and inventory.ErrUnavailable, naming its call", what, err, kind)
+	}
+	if _, cf := errors.AsType[*ConfigFault](err); cf || errors.Is(err, ErrMisconfigured) {
+		t.Fatalf("%s = %v; a store without its marker passes for a configuration fault", what, err)
 	}
 	var ie *inventory.Error
 	if !errors.As(err, &ie) || ie.Message() != f.Fix {
@@ -46,8 +51,11 @@ func refusedOnce(t *testing.T, s *Store, kind string, logs *bytes.Buffer) {
 	if got := s.Uninitialized(); got != kind {
 		t.Errorf("Uninitialized() = %q, want %s", got, kind)
 	}
-	if n := strings.Count(logs.String(), "level=ERROR"); n != 1 {
-		t.Errorf("logged %d times, want once:\n%s", n, logs.String())
+	if n := strings.Count(logs.String(), "level=ERROR"); n != 1 || !strings.Contains(logs.String(), "fault="+kind) {
+		t.Errorf("logged %d times, want once, with fault=%s:\n%s", n, kind, logs.String())
+	}
+	if n := s.Stats().ConfigFaults; n != 0 {
+		t.Errorf("Stats().ConfigFaults = %d for a store without its marker, want 0: it is no configuration fault", n)
 	}
 }
 
@@ -167,8 +175,8 @@ func TestNotInitializedIsNotServed(t *testing.T) {
 		s := newTestStore(t, c, WithRequireInitialized(), WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 		_, err := s.List(t.Context())
 		f := faultOf(t, "List", err, FaultNotInitialized)
-		if f.Option != "Store.Initialize" || !strings.Contains(f.Fix, "Store.Initialize") || !strings.Contains(f.Fix, "backup") {
-			t.Errorf("fix %q (option %q): want Store.Initialize and a backup named", f.Fix, f.Option)
+		if !strings.Contains(f.Fix, "Store.Initialize") || !strings.Contains(f.Fix, "backup") || f.Op != "list" {
+			t.Errorf("fix %q (op %q): want Store.Initialize and a backup named, by the list", f.Fix, f.Op)
 		}
 		_, err = s.ListChanges(t.Context(), "")
 		faultOf(t, "ListChanges", err, FaultNotInitialized)
@@ -244,7 +252,7 @@ func TestVanishedStoreIsNotServed(t *testing.T) {
 		if got := s.Uninitialized(); got != "" {
 			t.Errorf("Uninitialized() = %q once initialized again, want none", got)
 		}
-		if !strings.Contains(logs.String(), "configuration fault cleared") {
+		if !strings.Contains(logs.String(), "initialization fault cleared") {
 			t.Errorf("the end of the fault was not logged:\n%s", logs.String())
 		}
 	})
@@ -350,4 +358,84 @@ func TestRestoredStoreIsServedAgain(t *testing.T) {
 			t.Errorf("Uninitialized() = %q after the restore, want none", got)
 		}
 	})
+}
+
+// Deleting the marker alone (the change log kept) under a store that
+// holds a state: the next list since that state refuses the store, before
+// any Ready, with the marker's check in the pipeline of its log read; so
+// do Ready and a full read, until the marker is back, when all serve it
+// again. A configuration fault met meanwhile (a refused password) does
+// not hide the initialization fault.
+func TestMarkerAloneDeleted(t *testing.T) {
+	backends(t, func(t *testing.T, c *redis.Client) {
+		var logs bytes.Buffer
+		s := newTestStore(t, c, WithRequireInitialized(), WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+		if _, err := s.Initialize(t.Context(), markerSeed...); err != nil {
+			t.Fatal(err)
+		}
+		held, err := s.ListChanges(t.Context(), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ch, err := s.ListChanges(t.Context(), held.Cursor); err != nil || ch.Full || ch.Cursor != held.Cursor {
+			t.Fatalf("ListChanges since the state held, nothing changed = %+v, %v; want the same cursor, not a full read", ch, err)
+		}
+		if err := c.Del(t.Context(), s.markerKey).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if n, _ := c.Exists(t.Context(), s.logKey, s.itemsKey).Result(); n != 2 {
+			t.Fatalf("the change log and the items must stay for this test; %d of them exist", n)
+		}
+		_, err = s.ListChanges(t.Context(), held.Cursor)
+		if f := faultOf(t, "ListChanges since a state held, the marker alone deleted", err, FaultVanished); f.Op != "list changes" {
+			t.Errorf("InitFault.Op = %q, want the list's", f.Op)
+		}
+		if got := s.Uninitialized(); got != FaultVanished {
+			t.Errorf("Uninitialized() = %q after the list found the marker missing, want %s", got, FaultVanished)
+		}
+		refusedOnce(t, s, FaultVanished, &logs)
+		_, err = s.ListChanges(t.Context(), held.Cursor)
+		faultOf(t, "ListChanges since a state held, after Ready", err, FaultVanished)
+
+		if err := c.MSet(t.Context(), s.markerKey, "seed restored").Err(); err != nil {
+			t.Fatal(err)
+		}
+		if ch, err := s.ListChanges(t.Context(), held.Cursor); err != nil || len(ch.Items)+len(ch.Log) == 0 && ch.Cursor != held.Cursor {
+			t.Fatalf("ListChanges once the marker is back = %+v, %v; want the store served", ch, err)
+		}
+		if err := s.Ready(t.Context()); err != nil || s.Uninitialized() != "" {
+			t.Fatalf("Ready once the marker is back = %v, Uninitialized() = %q; want ready", err, s.Uninitialized())
+		}
+		if !strings.Contains(logs.String(), "initialization fault cleared") {
+			t.Errorf("the end of the fault was not logged:\n%s", logs.String())
+		}
+	})
+}
+
+// A configuration fault met while the store is without its marker (here
+// an evicting Redis, which Ready refuses before it looks at the marker)
+// does not hide the initialization fault, and only the configuration
+// fault is counted in Stats.ConfigFaults.
+func TestInitFaultBesideConfigFault(t *testing.T) {
+	t.Parallel()
+	n := redistest.StartNode(t, "marker-evicting", "--maxmemory-policy", "allkeys-lru")
+	s := storeAtURL(t, "redis://"+n.Addr()+"/0", WithRequireInitialized(), WithLogger(discardLog))
+	_, err := s.List(t.Context())
+	faultOf(t, "List of a store never initialized", err, FaultNotInitialized)
+	if got := s.Stats().ConfigFaults; got != 0 {
+		t.Fatalf("Stats().ConfigFaults = %d after a store without its marker, want 0", got)
+	}
+	if err := s.Ready(t.Context()); !errors.Is(err, ErrMisconfigured) || errors.Is(err, ErrNotInitialized) {
+		t.Fatalf("Ready on an evicting Redis = %v; want the eviction policy's configuration fault", err)
+	}
+	if got := s.Uninitialized(); got != FaultNotInitialized {
+		t.Errorf("Uninitialized() = %q beside a configuration fault, want %s", got, FaultNotInitialized)
+	}
+	if got := s.Stats().ConfigFaults; got != 1 {
+		t.Errorf("Stats().ConfigFaults = %d, want 1: the eviction policy's fault alone", got)
+	}
+	if _, err := n.DoString("CONFIG", "SET", "maxmemory-policy", "noeviction"); err != nil {
+		t.Fatal(err)
+	}
+	faultOf(t, "Ready once the policy is fixed", s.Ready(t.Context()), FaultNotInitialized)
 }

@@ -81,6 +81,7 @@ type sizes struct {
 type state struct {
 	seenMarker  atomic.Bool                 // a call saw the marker (marker.go): its loss is a vanished store
 	activeFault atomic.Pointer[activeFault] // the configuration fault in force, if any (fault.go)
+	initFault   atomic.Pointer[initState]   // the initialization fault in force, if any (marker.go)
 	probe       portProbe                   // the last probe of a port's protocol (probe.go)
 	lastReload  atomic.Int64                // unix nanoseconds of the last ReloadState
 }
@@ -338,7 +339,9 @@ type Stats struct {
 	AckShortfalls uint64
 	// ConfigFaults counts the calls (Ready included) that failed with a
 	// configuration fault (an error matching ErrMisconfigured): each
-	// fault is logged once, so this is how to see that it persists.
+	// fault is logged once, so this is how to see that it persists. A
+	// store without its marker (an InitFault) is not one: Uninitialized
+	// says it.
 	ConfigFaults uint64
 	// CutRetries counts the calls run once more because their connection
 	// was cut under them (a CLIENT KILL, a restart, the network): list
