@@ -2,6 +2,7 @@ package redistest
 
 import (
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -9,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/petinventory/petinventory/internal/resp"
 )
 
 // TestProxyDelays checks that a command through the proxy takes at least
@@ -48,7 +51,7 @@ func TestProxySever(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	if _, err := conn.Write(encode([]string{"SET", "k", "lost"})); err != nil {
+	if _, err := io.WriteString(conn, resp.Encode([]string{"SET", "k", "lost"})); err != nil {
 		t.Fatal(err)
 	}
 	// The SET is in the proxy's queue once the proxy has dialled Redis.
