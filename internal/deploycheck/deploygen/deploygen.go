@@ -56,7 +56,7 @@ func PrometheusRule(alerts []byte) ([]byte, error) {
 	text := string(alerts)
 	i := strings.Index(text, "\ngroups:")
 	if i < 0 {
-		return nil, fmt.Errorf("%s has no top-level groups:", AlertsFile)
+		return nil, fmt.Errorf("%s has no top-level groups (a line \"groups:\")", AlertsFile)
 	}
 	var b bytes.Buffer
 	b.WriteString(`# GENERATED from alerts.yaml by internal/deploycheck/deploygen; do not edit.
