@@ -11,33 +11,90 @@ import (
 
 // TestCases: Parse reads every URL of the table as it says, and refuses
 // every malformed one with an error naming what is wrong and quoting no
-// password.
+// password; the table holds every form and parameter.
 func TestCases(t *testing.T) {
-	cases := Cases()
-	accepted := 0
-	for _, tc := range cases {
-		got, err := Parse(tc.Raw)
-		if err != nil && strings.Contains(err.Error(), Secret()) {
-			t.Errorf("Parse(%q): the error quotes the password: %v", tc.Raw, err)
-		}
-		if tc.Want == nil {
-			if err == nil || !strings.Contains(err.Error(), tc.Err) {
-				t.Errorf("Parse(%q) = %v, %v; want an error saying %q", tc.Raw, got, err, tc.Err)
-			}
-			continue
-		}
+	HoldTo(t, func(raw string) (URL, string, error) {
+		u, err := Parse(raw)
 		if err != nil {
-			t.Errorf("Parse(%q): %v", tc.Raw, err)
-			continue
+			return URL{}, "", err
 		}
-		accepted++
-		for _, d := range Compare(*got, *tc.Want) {
-			t.Errorf("Parse(%q): %s", tc.Raw, d)
+		return *u, u.ServerName(), nil
+	})
+	accepted := 0
+	for _, tc := range Cases() {
+		if tc.Want != nil {
+			accepted++
 		}
 	}
-	if accepted < 40 || len(cases)-accepted < 80 {
-		t.Errorf("the table has %d URLs read and %d refused; want every form and parameter (at least 40 and 80)", accepted, len(cases)-accepted)
+	if refused := len(Cases()) - accepted; accepted < 40 || refused < 80 {
+		t.Errorf("the table has %d URLs read and %d refused; want every form and parameter (at least 40 and 80)", accepted, refused)
 	}
+}
+
+// TestHoldToFails: HoldTo fails a parser that reads a field otherwise,
+// accepts a malformed URL, refuses a good one, or quotes the password;
+// and not for a field it is told to ignore.
+func TestHoldToFails(t *testing.T) {
+	parse := func(raw string) (URL, string, error) {
+		u, err := Parse(raw)
+		if err != nil {
+			return URL{}, "", err
+		}
+		return *u, u.ServerName(), nil
+	}
+	for _, tc := range []struct {
+		name   string
+		parse  func(string) (URL, string, error)
+		ignore []string
+		want   string
+	}{
+		{"a field read otherwise", func(raw string) (URL, string, error) {
+			u, s, err := parse(raw)
+			u.SentinelPassword = u.Password
+			return u, s, err
+		}, nil, "SentinelPassword: got"},
+		{"a malformed URL accepted", func(raw string) (URL, string, error) {
+			u, s, _ := parse(raw)
+			return u, s, nil
+		}, nil, "want an error saying"},
+		{"a good URL refused", func(raw string) (URL, string, error) {
+			u, s, err := parse(raw)
+			if err == nil && u.Topology == Cluster {
+				err = fmt.Errorf("no Cluster here")
+			}
+			return u, s, err
+		}, nil, "no Cluster here"},
+		{"the password quoted", func(raw string) (URL, string, error) {
+			u, s, err := parse(raw)
+			if err != nil {
+				err = fmt.Errorf("%w (in %s)", err, raw)
+			}
+			return u, s, err
+		}, nil, "the error quotes the password"},
+		{"another server name", func(raw string) (URL, string, error) {
+			u, _, err := parse(raw)
+			return u, "elsewhere", err
+		}, nil, "TLS server name"},
+		{"an ignored field", func(raw string) (URL, string, error) {
+			u, s, err := parse(raw)
+			u.DB = 99
+			return u, s, err
+		}, []string{"DB"}, ""},
+	} {
+		rec := &recorder{}
+		HoldTo(rec, tc.parse, tc.ignore...)
+		if got := strings.Join(rec.errs, "\n"); (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+			t.Errorf("%s: HoldTo reported %d failures (%.200s…), want failures saying %q", tc.name, len(rec.errs), got, tc.want)
+		}
+	}
+}
+
+// recorder is a T that keeps what it is told.
+type recorder struct{ errs []string }
+
+func (r *recorder) Helper() {}
+func (r *recorder) Errorf(format string, args ...any) {
+	r.errs = append(r.errs, fmt.Sprintf(format, args...))
 }
 
 // TestParamsGoToGoRedis: the tuning parameters given are in Params, for

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 )
 
 // This file is the table the parsers built on the grammar are tested
@@ -13,11 +14,11 @@ import (
 // suite's (conformancetest/internal/faults, URLs to the Redis its faults
 // act on). No module can import both parsers (the suite's module depends
 // on porcupine alone, and each parser is internal to its module), so each
-// module's test parses every URL of Cases with its own parser and compares
+// module's test holds its own parser to the table (HoldTo), comparing
 // what it understood with Want, field by field: a difference between the
 // two readings fails one of them. It is not a test file so that those
-// tests, in other packages, can read it; nothing else calls it, so it is
-// not linked into a binary.
+// tests, in other packages, can call it; nothing else does, so it is not
+// linked into a binary.
 
 // Case is a URL and what it names, or a word of the error it must get.
 type Case struct {
@@ -180,15 +181,53 @@ func cmpString(a, b string) int {
 	return 0
 }
 
-// Compare lists the fields in which got differs from want (Params
-// aside: what go-redis maps them to is the store's to test), each as
-// "Field: got …, want …"; none when they agree.
-func Compare(got, want URL) []string {
+// T is the part of a *testing.T that HoldTo uses (the package does not
+// import testing: it is linked into the store).
+type T interface {
+	Helper()
+	Errorf(format string, args ...any)
+}
+
+// HoldTo holds a parser built on the grammar to the table: for every URL
+// of Cases, parse returns what the parser understood, in the grammar's
+// terms, and the TLS server name it verifies (with TLS), or its error.
+// A URL read otherwise than the table says, a malformed one accepted or
+// refused for another reason, and an error that quotes the password are
+// failures. ignore names the fields of URL the parser does not read (the
+// suite's faults act on whole servers: no DB); Params are never compared
+// (what go-redis maps them to is the store's to test).
+func HoldTo(t T, parse func(raw string) (got URL, serverName string, err error), ignore ...string) {
+	t.Helper()
+	for _, tc := range Cases() {
+		got, serverName, err := parse(tc.Raw)
+		if err != nil && strings.Contains(err.Error(), secret) {
+			t.Errorf("%q: the error quotes the password: %v", tc.Raw, err)
+		}
+		switch {
+		case tc.Want == nil && (err == nil || !strings.Contains(err.Error(), tc.Err)):
+			t.Errorf("%q: read as %+v, error %v; want an error saying %q", tc.Raw, got, err, tc.Err)
+		case tc.Want != nil && err != nil:
+			t.Errorf("%q: %v", tc.Raw, err)
+		case tc.Want != nil:
+			for _, d := range Compare(got, *tc.Want, ignore...) {
+				t.Errorf("%q: %s", tc.Raw, d)
+			}
+			if got.TLS && serverName != tc.Want.ServerName() {
+				t.Errorf("%q: TLS server name %q, want %q", tc.Raw, serverName, tc.Want.ServerName())
+			}
+		}
+	}
+}
+
+// Compare lists the fields in which got differs from want, Params and
+// the fields named in ignore aside, each as "Field: got …, want …"; none
+// when they agree.
+func Compare(got, want URL, ignore ...string) []string {
 	var out []string
 	g, w := reflect.ValueOf(got), reflect.ValueOf(want)
 	for i := range g.NumField() {
 		name := g.Type().Field(i).Name
-		if name == "Params" {
+		if name == "Params" || slices.Contains(ignore, name) {
 			continue
 		}
 		if !reflect.DeepEqual(g.Field(i).Interface(), w.Field(i).Interface()) {
