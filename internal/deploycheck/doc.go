@@ -56,8 +56,8 @@
 // alert has a summary, a description, a runbook_url and a case of
 // alerts_test.yaml that makes it fire; promtool checks and tests the
 // rules; prometheusrule.yaml and the dashboard's ConfigMap are exactly
-// what alerts.yaml and the JSON make (go test -run TestGeneratedFiles
-// -update rewrites them); every metric a rule or a panel selects is one a
+// what alerts.yaml and the JSON make (package deploygen makes them, and
+// `go generate work` rewrites them); every metric a rule or a panel selects is one a
 // live inventory-server exports on a real redis-server, or one that
 // Prometheus or kube-state-metrics exports, or one a rule records; and
 // the names the rules select by (the Deployment, its pods, the seed Job)

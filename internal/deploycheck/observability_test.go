@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"maps"
 	"net/http"
@@ -19,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/petinventory/petinventory/internal/deploycheck/deploygen"
 	"github.com/petinventory/petinventory/internal/proctest"
 	"github.com/petinventory/petinventory/internal/redistest"
 	corev1 "k8s.io/api/core/v1"
@@ -28,8 +28,6 @@ import (
 // The tests of deploy/prometheus and deploy/grafana: the alerting rules
 // and their runbooks, the files generated from them, and the metrics the
 // rules and the dashboard query, against a live server's /metrics.
-
-var update = flag.Bool("update", false, "rewrite the generated files of deploy/ (the PrometheusRule, the dashboard's ConfigMap)")
 
 var (
 	promDir          = filepath.Join("..", "..", "deploy", "prometheus")
@@ -152,89 +150,23 @@ func TestPromtool(t *testing.T) {
 	}
 }
 
-// generatedRule is prometheusrule.yaml as made from alerts.yaml: the same
-// groups, comments included, under a PrometheusRule's spec.
-func generatedRule(rules []byte) ([]byte, error) {
-	text := string(rules)
-	i := strings.Index(text, "\ngroups:")
-	if i < 0 {
-		return nil, fmt.Errorf("%s has no top-level groups:", rulesFile)
-	}
-	var b bytes.Buffer
-	b.WriteString(`# GENERATED from alerts.yaml by internal/deploycheck; do not edit. Change
-# alerts.yaml, then: go test ./internal/deploycheck -run TestGeneratedFiles -update
-# The rules of alerts.yaml as a PrometheusRule, for prometheus-operator
-# (kube-prometheus-stack): add the labels your Prometheus's ruleSelector
-# asks for (kube-prometheus-stack's default: release: <its release name>).
-apiVersion: monitoring.coreos.com/v1
-kind: PrometheusRule
-metadata:
-  name: inventory-server
-  labels:
-    app.kubernetes.io/name: inventory-server
-    app.kubernetes.io/part-of: petinventory
-spec:
-`)
-	for _, line := range strings.SplitAfter(text[i+1:], "\n") {
-		if strings.TrimSpace(line) != "" {
-			b.WriteString("  ")
-		}
-		b.WriteString(line)
-	}
-	return b.Bytes(), nil
-}
-
-// generatedConfigMap is configmap.yaml as made from the dashboard: a
-// ConfigMap that Grafana's dashboard sidecar (the grafana_dashboard
-// label) loads.
-func generatedConfigMap(dashboard []byte) []byte {
-	var b bytes.Buffer
-	b.WriteString(`# GENERATED from inventory-server.json by internal/deploycheck; do not edit.
-# Change the JSON, then: go test ./internal/deploycheck -run TestGeneratedFiles -update
-# The dashboard for Grafana's sidecar (kube-prometheus-stack's
-# grafana.sidecar.dashboards), which loads every ConfigMap labelled
-# grafana_dashboard: "1" in the namespaces it watches: apply it in one of
-# them (kubectl apply -n monitoring -f deploy/grafana/configmap.yaml).
-apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: inventory-server-dashboard
-  labels:
-    grafana_dashboard: "1"
-    app.kubernetes.io/name: inventory-server
-    app.kubernetes.io/part-of: petinventory
-data:
-  inventory-server.json: |
-`)
-	for _, line := range strings.SplitAfter(string(dashboard), "\n") {
-		if line != "" {
-			b.WriteString("    " + line)
-		}
-	}
-	return b.Bytes()
-}
-
 // TestGeneratedFiles: prometheusrule.yaml and the dashboard's ConfigMap
-// are exactly what alerts.yaml and the JSON make (-update rewrites them),
-// and decode to the same rules and the same dashboard.
+// are exactly what alerts.yaml and the JSON make (deploygen; go generate
+// rewrites them), and decode to the same rules and the same dashboard.
 func TestGeneratedFiles(t *testing.T) {
-	rf, rules := readRules(t)
+	rf, _ := readRules(t)
 	dashboard, err := os.ReadFile(dashboardFile)
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantRule, err := generatedRule(rules)
+	want, err := deploygen.Files(filepath.Join("..", ".."))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for file, want := range map[string][]byte{prometheusRule: wantRule, dashboardCM: generatedConfigMap(dashboard)} {
-		if *update {
-			if err := os.WriteFile(file, want, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if got, err := os.ReadFile(file); err != nil || !bytes.Equal(got, want) {
-			t.Errorf("%s is not what its source makes (%v): go test ./internal/deploycheck -run TestGeneratedFiles -update", file, err)
+	for _, name := range []string{deploygen.PrometheusRuleFile, deploygen.ConfigMapFile} {
+		file := filepath.Join("..", "..", filepath.FromSlash(name))
+		if got, err := os.ReadFile(file); err != nil || !bytes.Equal(got, want[name]) {
+			t.Errorf("%s is not what its source makes (%v): run %s", name, err, deploygen.Regenerate)
 		}
 	}
 

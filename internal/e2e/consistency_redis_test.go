@@ -327,23 +327,13 @@ func TestConsistencyRedisSentinelFailover(t *testing.T) {
 	}
 }
 
-// sentinelURL is the Redis URL of a Sentinel set, as REDIS_URL takes it.
-func sentinelURL(set *redistest.SentinelSet) string {
-	addrs := set.SentinelAddrs()
-	url := "redis://" + addrs[0] + "?master_name=" + set.MasterName
-	for _, a := range addrs[1:] {
-		url += "&addr=" + a
-	}
-	return url
-}
-
 // sentinelFailoverRun is one run of TestConsistencyRedisSentinelFailover:
 // the fault is the suite's, on the run's clock. It prints one summary
 // line.
 func sentinelFailoverRun(t *testing.T, acks int, graceful bool) (outcome string, lin conformancetest.Result, res cmdResult) {
 	const run = 16 * time.Second
 	set := redistest.StartSentinel(t, redistest.SentinelOptions{ReplicaLag: failoverLag})
-	url := sentinelURL(set)
+	url := set.URL()
 	rs := startReplicas(t, url, "e2e-consistency-sentinel", threeFrameworks,
 		"-replica-acks", strconv.Itoa(acks), "-replica-ack-timeout", "2s", "-store-timeout", "4s")
 	old := set.Master()
@@ -427,10 +417,7 @@ func TestConsistencyRedisClusterGracefulFailover(t *testing.T) {
 	slot := c.KeySlot("{" + prefix + "}:items")
 	master := c.MasterOf(slot)
 	others, _ := c.Others(slot)
-	url := "redis://" + master.Addr()
-	for i, n := range others {
-		url += map[bool]string{true: "?", false: "&"}[i == 0] + "addr=" + n.Addr()
-	}
+	url := redistest.ClusterURL(append([]*redistest.Node{master}, others...)...)
 	rs := startReplicas(t, url, prefix, threeFrameworks, "-replica-acks", "1", "-replica-ack-timeout", "500ms")
 	if err := c.LagInPlace(); err != nil {
 		t.Fatal(err)
@@ -515,10 +502,7 @@ func TestConsistencyRedisClusterFailover(t *testing.T) {
 	slot := c.KeySlot("{e2e-consistency-cluster}:items")
 	master := c.MasterOf(slot)
 	others, _ := c.Others(slot)
-	url := "redis://" + master.Addr()
-	for i, n := range others {
-		url += map[bool]string{true: "?", false: "&"}[i == 0] + "addr=" + n.Addr()
-	}
+	url := redistest.ClusterURL(append([]*redistest.Node{master}, others...)...)
 	rs := startReplicas(t, url, "e2e-consistency-cluster", threeFrameworks,
 		"-replica-acks", "1", "-replica-ack-timeout", "500ms")
 	if err := c.LagInPlace(); err != nil {

@@ -1,14 +1,20 @@
 package redistest
 
 import (
+	"crypto/tls"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/petinventory/petinventory/internal/redisurl"
+	"github.com/petinventory/petinventory/internal/resp"
 )
 
 // TestProxyDelays checks that a command through the proxy takes at least
@@ -48,7 +54,7 @@ func TestProxySever(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	if _, err := conn.Write(encode([]string{"SET", "k", "lost"})); err != nil {
+	if _, err := io.WriteString(conn, resp.Encode([]string{"SET", "k", "lost"})); err != nil {
 		t.Fatal(err)
 	}
 	// The SET is in the proxy's queue once the proxy has dialled Redis.
@@ -228,5 +234,38 @@ func TestStopContinue(t *testing.T) {
 	n.Continue()
 	if err := Poll(5*time.Second, func() error { _, err := n.DoString("PING"); return err }); err != nil {
 		t.Fatalf("a continued node does not answer PING: %v", err)
+	}
+}
+
+// TestURLs: the rigs' URLs read, with the grammar the store and the suite
+// share, as the topology and addresses of the rig.
+func TestURLs(t *testing.T) {
+	nodes := []*Node{{Port: 7000}, {Port: 7001}, {Port: 7002}}
+	tlsNode := &Node{Port: 7003, access: access{tls: &tls.Config{}}}
+	set := &SentinelSet{MasterName: "inventory-master", Sentinels: nodes}
+	for _, tc := range []struct {
+		url   string
+		want  redisurl.Topology
+		addrs []string
+		tls   bool
+	}{
+		{set.URL(), redisurl.Sentinel, []string{"127.0.0.1:7000", "127.0.0.1:7001", "127.0.0.1:7002"}, false},
+		{(&SentinelSet{MasterName: "m", Sentinels: []*Node{tlsNode}}).URL(), redisurl.Sentinel, []string{"127.0.0.1:7003"}, true},
+		{(&Cluster{Nodes: nodes}).URL(), redisurl.Cluster, []string{"127.0.0.1:7000", "127.0.0.1:7001", "127.0.0.1:7002"}, false},
+		{ClusterURL(nodes[2], nodes[0]), redisurl.Cluster, []string{"127.0.0.1:7002", "127.0.0.1:7000"}, false},
+		{ClusterURL(nodes[1]), redisurl.Cluster, []string{"127.0.0.1:7001"}, false},
+		{ClusterURL(tlsNode), redisurl.Cluster, []string{"127.0.0.1:7003"}, true},
+	} {
+		u, err := redisurl.Parse(tc.url)
+		if err != nil {
+			t.Errorf("%s: %v", tc.url, err)
+			continue
+		}
+		if u.Topology != tc.want || !slices.Equal(u.Addrs, tc.addrs) || u.TLS != tc.tls {
+			t.Errorf("%s reads as %s %q (TLS %v), want %s %q (TLS %v)", tc.url, u.Topology, u.Addrs, u.TLS, tc.want, tc.addrs, tc.tls)
+		}
+	}
+	if u, _ := redisurl.Parse(set.URL()); u == nil || u.MasterName != "inventory-master" {
+		t.Errorf("%s: the master's name is lost", set.URL())
 	}
 }

@@ -51,6 +51,9 @@ type Options struct {
 //     selection may pair the module with a later version of the other,
 //     whose internal package changed (copy the helper into the module's
 //     own internal directory instead, see cmd/copyshared);
+//   - a copy of a shared package (a gen.go running cmd/copyshared) is not
+//     what its source makes now: a file edited by hand, missing, or left
+//     from a file the source no longer has (run go generate);
 //   - CHANGELOG.md has no heading for a released version;
 //   - with opts.Clean, git reports changes in the tree.
 func Check(r *Repo, opts Options) []error {
@@ -62,6 +65,7 @@ func Check(r *Repo, opts Options) []error {
 	}
 	errs = append(errs, r.checkZips()...)
 	errs = append(errs, r.checkInternalImports()...)
+	errs = append(errs, r.checkSharedCopies()...)
 	errs = append(errs, r.checkChangelog()...)
 	if opts.Clean {
 		errs = append(errs, r.checkClean()...)

@@ -106,6 +106,20 @@ func importsSource(src, name string, data []byte) error {
 	return nil
 }
 
+// checkSharedCopies reports how every copy of a shared package in the
+// tree differs from what its source makes.
+func (r *Repo) checkSharedCopies() []error {
+	copies, err := r.SharedCopies()
+	if err != nil {
+		return []error{err}
+	}
+	var errs []error
+	for _, c := range copies {
+		errs = append(errs, CheckSharedCopy(r.Root, c)...)
+	}
+	return errs
+}
+
 // CheckSharedCopy reports how the copy c differs from what its source
 // makes: a file missing, different, or generated but no longer made.
 func CheckSharedCopy(root string, c SharedCopy) []error {

@@ -9,8 +9,10 @@ import (
 )
 
 // TestSharedCopiesMatch: every copy of a shared package in the tree is
-// what its source makes now, and the modules that import logrepeat have
-// their copy.
+// what its source makes now, and every module that uses a shared package
+// has its copy: logrepeat in the store and the server; the Redis URL
+// grammar in the store and the suite; the RESP client and the test
+// certificates in the suite.
 func TestSharedCopiesMatch(t *testing.T) {
 	r, err := Load("../..")
 	if err != nil {
@@ -27,9 +29,16 @@ func TestSharedCopiesMatch(t *testing.T) {
 			t.Error(err)
 		}
 	}
-	for _, want := range []string{"server/internal/logrepeat", "storage/redis/internal/logrepeat"} {
-		if !slices.Contains(dirs, want) {
-			t.Errorf("no copy of internal/logrepeat in %s (copies found: %q)", want, dirs)
+	for _, want := range []SharedCopy{
+		{"server/internal/logrepeat", "internal/logrepeat"},
+		{"storage/redis/internal/logrepeat", "internal/logrepeat"},
+		{"storage/redis/internal/redisurl", "internal/redisurl"},
+		{"conformancetest/internal/redisurl", "internal/redisurl"},
+		{"conformancetest/internal/resp", "internal/resp"},
+		{"conformancetest/internal/testcerts", "internal/testcerts"},
+	} {
+		if !slices.Contains(copies, want) {
+			t.Errorf("no copy of %s in %s (copies found: %q)", want.Src, want.Dir, dirs)
 		}
 	}
 }

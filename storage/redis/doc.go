@@ -27,11 +27,14 @@
 //
 // cluster=true is this package's parameter; the rest is go-redis's
 // (redis.ParseURL, redis.ParseClusterURL, redis.ParseFailoverURL), so
-// go-redis's query parameters (dial_timeout, pool_size, …) work too. In
-// the Sentinel form the URL's user and password are the sentinels'; the
-// master's are the username= and password= parameters. A malformed URL,
-// an unknown parameter, several hosts separated by commas, or a parameter
-// that would read from replicas is an error naming it.
+// go-redis's query parameters of each form (dial_timeout, pool_size, …)
+// work too. In the Sentinel form the URL's user and password are the
+// sentinels'; the master's are the username= and password= parameters. A
+// malformed URL, an unknown parameter or one of another form, a value of
+// the wrong type, several hosts separated by commas, or a parameter that
+// would read from replicas is an error naming it. The grammar is the one
+// the conformance suite reads its -consistency-redis URL with, so the
+// store and the suite read a URL alike.
 //
 // # Key layout
 //

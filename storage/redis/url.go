@@ -1,14 +1,12 @@
 package redisstore
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
-	"net"
-	"net/url"
-	"slices"
-	"strconv"
 	"strings"
 
+	"github.com/petinventory/petinventory/storage/redis/internal/redisurl"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -104,12 +102,20 @@ func (c *Config) String() string {
 //     password of the URL are the sentinels'; the master's go in the
 //     username= and password= parameters.
 //
-// Other query parameters are go-redis's (dial_timeout=1s,
-// pool_size=20, …). A malformed URL, an unknown parameter, several hosts
-// in one URL (redis://a:1,b:2) or a parameter that would send the store's
-// reads to replicas (read_only, route_by_latency, route_randomly,
-// replica_only) is an error that names what is wrong. Errors never
-// contain a password.
+// Other query parameters are go-redis's for the form (dial_timeout=1s,
+// pool_size=20, …). A malformed URL, an unknown parameter or one of
+// another form, a value of the wrong type, several hosts in one URL
+// (redis://a:1,b:2) or a parameter that would send the store's reads to
+// replicas (read_only, route_by_latency, route_randomly, replica_only,
+// use_disconnected_replicas) is an error that names what is wrong.
+// Errors never contain a password. skip_verify=true (with rediss://)
+// turns certificate verification off in every form, a Cluster's
+// included.
+//
+// The grammar is the one the conformance suite reads its
+// -consistency-redis URL with (the repository's internal/redisurl, of
+// which this module holds a copy), so that a deployment's URL means the
+// same to both.
 func ParseURL(rawURL string) (*Config, error) {
 	c, err := parseURL(rawURL)
 	if err != nil {
@@ -118,277 +124,55 @@ func ParseURL(rawURL string) (*Config, error) {
 	return c, nil
 }
 
-// replicaReads are the go-redis URL parameters that would route reads to
-// replicas: the store must read what it wrote, so they are refused.
-var replicaReads = []string{"read_only", "route_by_latency", "route_randomly", "replica_only", "use_disconnected_replicas"}
-
+// parseURL parses rawURL with the grammar, then maps what it names to
+// go-redis's options: the addresses, credentials, database and TLS from
+// the grammar's reading, the tuning parameters (time-outs, pool sizes) by
+// go-redis's own parser of the form. Those are go-redis's fields with
+// go-redis's rules (a plain number of seconds, 0 or less turning a time-out
+// off), and they follow the go-redis version the store is built with;
+// mapping them here would be a copy of go-redis's table to keep in step.
+// The grammar checks their names per form and their types, and the
+// store's tests check that go-redis reads every one it lets through.
 func parseURL(rawURL string) (*Config, error) {
-	u, err := parseSyntax(rawURL)
+	g, err := redisurl.Parse(rawURL)
 	if err != nil {
 		return nil, err
 	}
-	q := u.Query()
-	if err := checkParams(u, q); err != nil {
-		return nil, err
+	tuning := "redis://localhost?" + g.Params.Encode()
+	var tlsConf *tls.Config
+	if g.TLS {
+		tlsConf = &tls.Config{ServerName: g.ServerName(), MinVersion: tls.VersionTLS12, InsecureSkipVerify: g.SkipVerify}
 	}
-	topology, err := topologyOf(q)
-	if err != nil {
-		return nil, err
-	}
-	if topology != Single {
-		if err := refuse(q, replicaReads); err != nil {
-			return nil, err
-		}
-	}
-	q.Del("cluster") // the store's own parameter, which go-redis does not know
-	u.RawQuery = q.Encode()
-	switch topology {
-	case Failover:
-		o, err := redis.ParseFailoverURL(u.String())
+	switch g.Topology {
+	case redisurl.Sentinel:
+		o, err := redis.ParseFailoverURL(tuning)
 		if err != nil {
 			return nil, goRedisError(err)
 		}
+		o.MasterName, o.SentinelAddrs, o.DB, o.TLSConfig = g.MasterName, g.Addrs, g.DB, tlsConf
+		o.SentinelUsername, o.SentinelPassword, o.Username, o.Password = g.SentinelUser, g.SentinelPassword, g.User, g.Password
 		ApplyTimeouts(o)
 		return &Config{Topology: Failover, Failover: o}, nil
-	case Cluster:
-		if p := strings.Trim(u.Path, "/"); p != "" && p != "0" {
-			return nil, fmt.Errorf("path %q: a Cluster has database 0 only", u.Path)
-		}
-		if q.Has("db") {
-			return nil, errors.New("parameter db: a Cluster has database 0 only")
-		}
-		u.Path = ""
-		o, err := redis.ParseClusterURL(u.String())
+	case redisurl.Cluster:
+		o, err := redis.ParseClusterURL(tuning)
 		if err != nil {
 			return nil, goRedisError(err)
 		}
+		o.Addrs, o.TLSConfig, o.Username, o.Password = g.Addrs, tlsConf, g.User, g.Password
 		ApplyTimeouts(o)
 		return &Config{Topology: Cluster, Cluster: o}, nil
 	}
-	o, err := redis.ParseURL(u.String())
+	o, err := redis.ParseURL(tuning)
 	if err != nil {
 		return nil, goRedisError(err)
 	}
+	o.Network, o.Addr, o.DB, o.TLSConfig, o.Username, o.Password = g.Network, g.Addrs[0], g.DB, tlsConf, g.User, g.Password
 	ApplyTimeouts(o)
 	return &Config{Topology: Single, Single: o}, nil
-}
-
-// parseSyntax parses rawURL as a URL of one of the three schemes, with
-// a user part that parses whole and one host; its errors quote no
-// secret.
-func parseSyntax(rawURL string) (*url.URL, error) {
-	if rawURL == "" {
-		return nil, errors.New("the URL is empty; want redis://host:port/db, rediss://…, unix:///path/to/socket, or a Cluster or Sentinel form (see ParseURL)")
-	}
-	scheme, _, ok := strings.Cut(rawURL, "://")
-	if !ok || scheme != "redis" && scheme != "rediss" && scheme != "unix" {
-		return nil, errors.New("the URL must start with redis://, rediss:// or unix://")
-	}
-	u, err := url.Parse(rawURL)
-	if err != nil {
-		// url.Parse errors quote the whole URL: report the error of the
-		// same URL with its secrets replaced instead.
-		if _, err := url.Parse(redact(rawURL)); err != nil {
-			return nil, errors.New(redact(err.Error()))
-		}
-		return nil, errors.New(reservedInUserinfo)
-	}
-	// A password with a reserved character that is not percent-encoded
-	// can parse as a URL that ends its user part early: the rest of the
-	// password lands in the path, query or fragment, where an error would
-	// quote it. A Redis URL has no fragment, and no "@" after its host.
-	if strings.Contains(rawURL, "#") || strings.Contains(u.Path, "@") {
-		return nil, errors.New(reservedInUserinfo)
-	}
-	for k := range u.Query() {
-		if strings.Contains(k, "@") {
-			return nil, errors.New(reservedInUserinfo)
-		}
-	}
-	if strings.Contains(u.Host, ",") {
-		return nil, fmt.Errorf("host %q names several addresses separated by commas; for a Cluster write redis://host1:port1?addr=host2:port2&addr=host3:port3, for Sentinel redis://sentinel1:port?master_name=NAME&addr=sentinel2:port", u.Host)
-	}
-	return u, nil
-}
-
-// checkParams checks that every parameter of q is known, fits the
-// scheme, and that every address (the host, addr=) is host:port.
-func checkParams(u *url.URL, q url.Values) error {
-	for k := range q {
-		if !slices.Contains(knownParams, k) {
-			return unknownParam(k)
-		}
-	}
-	if u.Scheme == "unix" {
-		for _, p := range []string{"master_name", "addr", "cluster"} {
-			if q.Has(p) {
-				return fmt.Errorf("parameter %s does not go with unix://, which names one server on this host", p)
-			}
-		}
-	}
-	for _, a := range q["addr"] {
-		if err := checkAddr(a); err != nil {
-			return fmt.Errorf("parameter addr=%q: %w", a, err)
-		}
-	}
-	if u.Host != "" && u.Scheme != "unix" {
-		if err := checkAddr(u.Host); err != nil && u.Port() != "" {
-			return fmt.Errorf("address %q: %w", u.Host, err)
-		}
-	}
-	return nil
-}
-
-// topologyOf returns the topology q names: Sentinel with master_name=,
-// a Cluster with cluster=true or addr=, one node otherwise.
-func topologyOf(q url.Values) (Topology, error) {
-	_, named := q["master_name"]
-	_, hasAddrs := q["addr"]
-	clusterFlag, hasCluster := q["cluster"]
-	cluster := false
-	if hasCluster {
-		if len(clusterFlag) != 1 {
-			return "", errors.New("parameter cluster is given more than once")
-		}
-		var err error
-		if cluster, err = strconv.ParseBool(clusterFlag[0]); err != nil {
-			return "", fmt.Errorf("parameter cluster=%q: want true or false", clusterFlag[0])
-		}
-		if !cluster && hasAddrs && !named {
-			return "", errors.New("parameter cluster=false with addr=: addr= names more Cluster seeds (or sentinels, with master_name=)")
-		}
-	}
-	switch {
-	case named && cluster:
-		return "", errors.New("parameters master_name= (Sentinel) and cluster=true (Cluster) contradict each other")
-	case named:
-		if q.Get("master_name") == "" {
-			return "", errors.New("parameter master_name is empty; it names the master the sentinels watch")
-		}
-		return Failover, nil
-	case cluster || hasAddrs:
-		return Cluster, nil
-	}
-	return Single, nil
-}
-
-// knownParams are the query parameters of a Redis URL: go-redis's, of
-// any of its three forms, and the store's own cluster.
-var knownParams = []string{
-	"addr", "client_name", "cluster", "conn_max_idle_time", "conn_max_lifetime", "conn_max_lifetime_jitter",
-	"context_timeout_enabled", "db", "dial_timeout", "dialer_retries", "dialer_retry_timeout",
-	"failing_timeout_seconds", "idle_timeout", "master_name", "max_active_conns", "max_concurrent_dials",
-	"max_conn_age", "max_idle_conns", "max_redirects", "max_retries", "max_retry_backoff", "min_idle_conns",
-	"min_retry_backoff", "password", "pipeline_pool_size", "pipeline_read_buffer_size",
-	"pipeline_write_buffer_size", "pool_fifo", "pool_size", "pool_timeout", "protocol", "read_only",
-	"read_timeout", "replica_only", "route_by_latency", "route_by_latency_tolerance", "route_randomly",
-	"skip_verify", "use_disconnected_replicas", "username", "write_timeout",
-}
-
-// unknownParam is the error for a query parameter no form knows, with the
-// known one it is closest to when it looks like a misspelling of it.
-func unknownParam(k string) error {
-	best, bestD := "", len(k)/3+2
-	norm := strings.ToLower(strings.ReplaceAll(k, "-", "_"))
-	for _, p := range knownParams {
-		if d := editDistance(norm, p); d < bestD {
-			best, bestD = p, d
-		}
-	}
-	if best != "" {
-		return fmt.Errorf("unknown parameter %q; did you mean %s?", k, best)
-	}
-	return fmt.Errorf("unknown parameter %q; the parameters are go-redis's (master_name, addr, username, password, dial_timeout, pool_size, …) and cluster", k)
-}
-
-// editDistance is the Levenshtein distance of a and b, in bytes.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
-}
-
-// refuse fails when q has one of params.
-func refuse(q url.Values, params []string) error {
-	for _, p := range params {
-		if q.Has(p) {
-			return fmt.Errorf("parameter %s: the store reads and writes the master only (it must read what it wrote), so reads cannot go to replicas", p)
-		}
-	}
-	return nil
-}
-
-// checkAddr checks a host:port address.
-func checkAddr(a string) error {
-	h, p, err := net.SplitHostPort(a)
-	if err != nil {
-		return errors.New("want host:port")
-	}
-	if h == "" {
-		return errors.New("the host is empty; want host:port")
-	}
-	if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
-		return fmt.Errorf("port %q is not a number in 1..65535", p)
-	}
-	return nil
 }
 
 // goRedisError reports an error of go-redis's URL parsers without the
 // secrets it may quote.
 func goRedisError(err error) error {
-	return errors.New(redact(strings.TrimPrefix(err.Error(), "redis: ")))
-}
-
-// reservedInUserinfo is the error of a URL whose user or password part
-// does not parse, or parses short; it quotes nothing of the URL.
-const reservedInUserinfo = "its user or password part does not parse: percent-encode a reserved character in it " +
-	"(/ as %2F, ? as %3F, # as %23, @ as %40, : in the user as %3A), e.g. with url.UserPassword(user, password).String()"
-
-// redact returns s (a URL, or an error quoting one) with the user
-// information of the URL and the values of password= parameters replaced.
-// The user information ends at the last "@" of the URL (before a quote or
-// a space, which end a URL an error quotes), since a password that is not
-// percent-encoded may hold "/", "?" or "#": more than the user information
-// may be hidden, never less.
-func redact(s string) string {
-	if i := strings.Index(s, "://"); i >= 0 {
-		rest := s[i+3:]
-		end := len(rest)
-		if j := strings.IndexAny(rest, "\" "); j >= 0 {
-			end = j
-		}
-		if at := strings.LastIndexByte(rest[:end], '@'); at >= 0 {
-			s = s[:i+3] + "xxxxx" + rest[at:]
-		}
-	}
-	for _, p := range []string{"password=", "sentinel_password="} {
-		for from := 0; ; {
-			i := strings.Index(s[from:], p)
-			if i < 0 {
-				break
-			}
-			start := from + i + len(p)
-			end := start
-			for end < len(s) && !strings.ContainsRune("&#\" ", rune(s[end])) {
-				end++
-			}
-			s = s[:start] + "xxxxx" + s[end:]
-			from = start + len("xxxxx")
-		}
-	}
-	return s
+	return errors.New(redisurl.Redact(strings.TrimPrefix(err.Error(), "redis: ")))
 }

@@ -220,21 +220,6 @@ func TestParseURLErrors(t *testing.T) {
 	}
 }
 
-func TestRedact(t *testing.T) {
-	for in, want := range map[string]string{
-		"redis://u:pw@h:1/0":                      "redis://xxxxx@h:1/0",
-		"redis://h:1/0?password=pw&db=1":          "redis://h:1/0?password=xxxxx&db=1",
-		`parse "redis://:pw@h:x/0": invalid port`: `parse "redis://xxxxx@h:x/0": invalid port`,
-		`parse "redis://u:p/w#x@h:1/0": invalid`:  `parse "redis://xxxxx@h:1/0": invalid`,
-		"redis://u:a?b@h:1/0":                     "redis://xxxxx@h:1/0",
-		"redis://h:1/0":                           "redis://h:1/0",
-	} {
-		if got := redact(in); got != want {
-			t.Errorf("redact(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 // TestApplyTimeouts: one function for go-redis's three option types sets
 // the store's values where they are zero, keeps the ones given, and
 // turns CLIENT SETINFO off (which ACLRule cannot grant on every Redis

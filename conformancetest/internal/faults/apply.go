@@ -22,20 +22,8 @@ const FailoverLimit = 30 * time.Second
 // that a failover has something to act on: a Sentinel, or a Cluster
 // whose store slot (of the key prefix) has a replica.
 func (t *Target) Check(ctx context.Context, failover bool, prefix string) error {
-	masters, err := t.Masters(ctx)
-	if err != nil {
+	if _, _, err := t.onMasters(ctx, "PING"); err != nil {
 		return err
-	}
-	for _, m := range masters {
-		c, err := t.dial(ctx, m)
-		if err != nil {
-			return err
-		}
-		_, err = c.Do("PING")
-		c.Close()
-		if err != nil {
-			return fmt.Errorf("%s: PING: %w", m, err)
-		}
 	}
 	if !failover {
 		return nil
@@ -74,7 +62,7 @@ func (t *Target) onMasters(ctx context.Context, args ...string) ([]any, []string
 			defer c.Close()
 			replies[i], errs[i] = c.Do(args...)
 			if errs[i] != nil {
-				errs[i] = fmt.Errorf("%s: %s: %w", c.Addr(), strings.Join(args[:2], " "), errs[i])
+				errs[i] = fmt.Errorf("%s: %s: %w", c.Addr(), strings.Join(args[:min(2, len(args))], " "), errs[i])
 			}
 		})
 	}

@@ -7,20 +7,22 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/url"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/petinventory/petinventory/conformancetest/internal/redisurl"
+	"github.com/petinventory/petinventory/conformancetest/internal/resp"
 )
 
-// The topologies a Redis URL names, in the words of the store's
-// redisstore.ParseURL.
+// The topologies a Redis URL names, in the words of the grammar the
+// store's redisstore.ParseURL reads too.
 const (
-	Single   = "single node"
-	Sentinel = "sentinel"
-	Cluster  = "cluster"
+	Single   = string(redisurl.Single)
+	Sentinel = string(redisurl.Sentinel)
+	Cluster  = string(redisurl.Cluster)
 )
 
 // Timeout bounds each command and each dial of the faults' connections.
@@ -40,99 +42,23 @@ type Target struct {
 	tls                            *tls.Config
 }
 
-// knownParams are the query parameters of the store's Redis URL
-// (go-redis's and the store's cluster=): the faults use master_name,
-// addr, username, password, cluster and skip_verify, and accept the
-// others (time-outs, pool sizes) so that a deployment's own URL can be
-// given as it is. It is storage/redis's list again, since this module
-// may not import the root module; a parameter the store learns must be
-// added to both.
-var knownParams = []string{
-	"addr", "client_name", "cluster", "conn_max_idle_time", "conn_max_lifetime", "conn_max_lifetime_jitter",
-	"context_timeout_enabled", "db", "dial_timeout", "dialer_retries", "dialer_retry_timeout",
-	"failing_timeout_seconds", "idle_timeout", "master_name", "max_active_conns", "max_concurrent_dials",
-	"max_conn_age", "max_idle_conns", "max_redirects", "max_retries", "max_retry_backoff", "min_idle_conns",
-	"min_retry_backoff", "password", "pipeline_pool_size", "pipeline_read_buffer_size",
-	"pipeline_write_buffer_size", "pool_fifo", "pool_size", "pool_timeout", "protocol", "read_only",
-	"read_timeout", "replica_only", "route_by_latency", "route_by_latency_tolerance", "route_randomly",
-	"skip_verify", "use_disconnected_replicas", "username", "write_timeout",
-}
-
-// ParseURL parses a Redis URL in the forms the store's REDIS_URL takes:
-// redis://[user:password@]host:port[/db], rediss://… (TLS),
-// unix:///path; a Cluster with addr=host:port (more seeds) or
-// cluster=true; a Sentinel-managed master with master_name=NAME and
-// addr= (more sentinels), the URL's user and password being the
-// sentinels' and username= and password= the master's. caFile, when not
-// empty, holds the PEM CA certificates trusted for the servers' TLS
-// certificates (and turns TLS on). Errors quote no password.
+// ParseURL parses a Redis URL in the forms the store's REDIS_URL takes,
+// with the same grammar (internal/redisurl: one node, rediss://, unix://,
+// a Cluster with addr= or cluster=true, a Sentinel-managed master with
+// master_name=, the URL's user and password being the sentinels' and
+// username= and password= the master's; go-redis's other parameters are
+// checked and left alone). caFile, when not empty, holds the PEM CA
+// certificates trusted for the servers' TLS certificates (and turns TLS
+// on). Errors quote no password.
 func ParseURL(raw, caFile string) (*Target, error) {
-	scheme, _, ok := strings.Cut(raw, "://")
-	if !ok || scheme != "redis" && scheme != "rediss" && scheme != "unix" {
-		return nil, errors.New("the URL must start with redis://, rediss:// or unix://")
-	}
-	u, err := url.Parse(raw)
+	g, err := redisurl.Parse(raw)
 	if err != nil {
-		return nil, errors.New("the URL does not parse (percent-encode a reserved character of the password: / as %2F, ? as %3F, # as %23, @ as %40)")
+		return nil, err
 	}
-	q := u.Query()
-	for k := range q {
-		if !slices.Contains(knownParams, k) {
-			return nil, fmt.Errorf("unknown parameter %q of the Redis URL (the parameters are those of the store's REDIS_URL)", k)
-		}
-	}
-	t := &Target{Topology: Single, network: "tcp"}
-	urlUser, urlPass := u.User.Username(), ""
-	if p, ok := u.User.Password(); ok {
-		urlPass = p
-	}
-	switch {
-	case scheme == "unix":
-		t.network, t.addrs = "unix", []string{u.Path}
-		if u.Path == "" {
-			return nil, errors.New("unix:// names no socket path")
-		}
-	case u.Host == "":
-		return nil, errors.New("the URL names no host")
-	default:
-		t.addrs = []string{u.Host}
-	}
-	for _, a := range q["addr"] {
-		if _, _, err := net.SplitHostPort(a); err != nil {
-			return nil, fmt.Errorf("parameter addr=%q: want host:port", a)
-		}
-		t.addrs = append(t.addrs, a)
-	}
-	cluster, _ := strconv.ParseBool(q.Get("cluster"))
-	switch {
-	case q.Has("master_name"):
-		if q.Get("master_name") == "" {
-			return nil, errors.New("parameter master_name is empty; it names the master the sentinels watch")
-		}
-		t.Topology, t.master = Sentinel, q.Get("master_name")
-		t.sentinelUser, t.sentinelPassword = urlUser, urlPass
-		t.user, t.password = q.Get("username"), q.Get("password")
-	case cluster || q.Has("addr"):
-		t.Topology = Cluster
-		t.user, t.password = urlUser, urlPass
-	default:
-		t.user, t.password = urlUser, urlPass
-		if q.Has("username") {
-			t.user = q.Get("username")
-		}
-		if q.Has("password") {
-			t.password = q.Get("password")
-		}
-	}
-	if t.network == "unix" && t.Topology != Single {
-		return nil, errors.New("unix:// names one server on this host; it takes no master_name, addr or cluster")
-	}
-	if scheme == "rediss" || caFile != "" {
-		host, _, _ := net.SplitHostPort(t.addrs[0])
-		t.tls = &tls.Config{ServerName: host, MinVersion: tls.VersionTLS12}
-		if skip, _ := strconv.ParseBool(q.Get("skip_verify")); skip {
-			t.tls.InsecureSkipVerify = true
-		}
+	t := &Target{Topology: string(g.Topology), network: g.Network, addrs: g.Addrs, master: g.MasterName,
+		user: g.User, password: g.Password, sentinelUser: g.SentinelUser, sentinelPassword: g.SentinelPassword}
+	if g.TLS || caFile != "" {
+		t.tls = &tls.Config{ServerName: g.ServerName(), MinVersion: tls.VersionTLS12, InsecureSkipVerify: g.SkipVerify}
 	}
 	if caFile != "" {
 		pem, err := os.ReadFile(caFile)
@@ -180,7 +106,7 @@ func (t *Target) Secrets() []string {
 
 // dial connects to a data node (a master or replica) of the target.
 func (t *Target) dial(ctx context.Context, addr string) (*Conn, error) {
-	return Dial(ctx, t.network, addr, t.tls, t.user, t.password, Timeout)
+	return resp.Dial(ctx, t.network, addr, t.tls, t.user, t.password, Timeout)
 }
 
 // first returns the first of addrs that answers dial, or the error of
@@ -200,7 +126,7 @@ func first(ctx context.Context, addrs []string, dial func(context.Context, strin
 // dialSentinel connects to the first sentinel that answers.
 func (t *Target) dialSentinel(ctx context.Context) (*Conn, error) {
 	return first(ctx, t.addrs, func(ctx context.Context, a string) (*Conn, error) {
-		return Dial(ctx, t.network, a, t.tls, t.sentinelUser, t.sentinelPassword, Timeout)
+		return resp.Dial(ctx, t.network, a, t.tls, t.sentinelUser, t.sentinelPassword, Timeout)
 	})
 }
 

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/petinventory/petinventory/conformancetest/internal/testcerts"
 )
 
 // Start starts a redis-server of the test's own on a free loopback
@@ -23,14 +25,14 @@ func Start(t testing.TB, args ...string) string {
 }
 
 // StartTLS starts a redis-server that speaks TLS only, with a
-// certificate for 127.0.0.1 that a CA of the test's own signs, and
-// returns its address and the CA's PEM file.
+// certificate for 127.0.0.1 that a CA of the test's own signs
+// (testcerts; clients' certificates optional), and returns its address
+// and the CA's PEM file.
 func StartTLS(t testing.TB, args ...string) (addr, caFile string) {
 	t.Helper()
-	dir := t.TempDir()
-	caFile, cert, key := writeCerts(t, dir)
-	args = append([]string{"--tls-cert-file", cert, "--tls-key-file", key, "--tls-ca-cert-file", caFile, "--tls-auth-clients", "no", "--port", "0"}, args...)
-	return start(t, "--tls-port", args), caFile
+	files := testcerts.Write(t, t.TempDir())
+	args = append(append(files.ServerArgs(), "--port", "0"), args...)
+	return start(t, "--tls-port", args), files.CA
 }
 
 func start(t testing.TB, portFlag string, args []string) string {

@@ -26,8 +26,12 @@
 //
 // Every value is the median over the rounds, as in summary.sh. The
 // plotting library lives in this module of its own, so that no user of
-// petinventory downloads it.
+// petinventory downloads it. `go generate work` draws the committed charts
+// again from the committed data (docs/bench/data), as its directive here
+// says.
 package main
+
+//go:generate go run . -in ../../../docs/bench/data -out ../../../docs/bench
 
 import (
 	"bufio"

@@ -99,7 +99,7 @@ func failover(t *testing.T, topology string, acks int, lag time.Duration) {
 		slot := c.KeySlot(defaultSlotKey)
 		master = c.MasterOf(slot)
 		others, replicas := c.Others(slot)
-		redisURL = clusterURL(append([]*redistest.Node{master}, others...)...)
+		redisURL = redistest.ClusterURL(append([]*redistest.Node{master}, others...)...)
 		promote = func(old *redistest.Node) *redistest.Node { return c.WaitPromoted(slot, old, recoverWithin) }
 		check = func() error { return nil }
 		if lag > 0 {
@@ -116,7 +116,7 @@ func failover(t *testing.T, topology string, acks int, lag time.Duration) {
 	case "sentinel":
 		s := redistest.StartSentinel(t, redistest.SentinelOptions{ReplicaLag: lag})
 		master = s.Master()
-		redisURL = sentinelURL(s)
+		redisURL = s.URL()
 		promote = func(old *redistest.Node) *redistest.Node { return s.WaitFailover(old, recoverWithin) }
 		check = s.LagInPlace
 		replicationDelay = s.ReplicationDelay

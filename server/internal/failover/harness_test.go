@@ -26,32 +26,6 @@ func TestMain(m *testing.M) {
 		proctest.Binary{Pkg: proctest.ConformancePkg, Name: "inventory-conformance", Path: &conformanceBin})
 }
 
-// clusterURL is the REDIS_URL of a Cluster seeded with nodes, in
-// go-redis's ParseClusterURL form: redis://first?addr=second&addr=….
-func clusterURL(nodes ...*redistest.Node) string {
-	u := "redis://" + nodes[0].Addr()
-	for i, n := range nodes[1:] {
-		sep := "&"
-		if i == 0 {
-			sep = "?"
-		}
-		u += sep + "addr=" + n.Addr()
-	}
-	return u
-}
-
-// sentinelURL is the REDIS_URL of a Sentinel-managed master, in
-// go-redis's ParseFailoverURL form:
-// redis://sentinel1?master_name=NAME&addr=sentinel2&addr=….
-func sentinelURL(s *redistest.SentinelSet) string {
-	addrs := s.SentinelAddrs()
-	u := "redis://" + addrs[0] + "?master_name=" + s.MasterName
-	for _, a := range addrs[1:] {
-		u += "&addr=" + a
-	}
-	return u
-}
-
 // server is a running inventory-server process.
 type server struct {
 	*proctest.Server

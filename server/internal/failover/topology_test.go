@@ -58,7 +58,7 @@ func TestCluster(t *testing.T) {
 	// masters that do not own the store's slot.
 	t.Run("conformance through non-owning seeds", func(t *testing.T) {
 		t.Parallel()
-		s := startServer(t, clusterURL(masters...))
+		s := startServer(t, redistest.ClusterURL(masters...))
 		s.waitReady(20 * time.Second)
 		conformance(t, s)
 	})
@@ -69,7 +69,7 @@ func TestCluster(t *testing.T) {
 	oneSeed, _ := c.Others(c.KeySlot("{one-seed}:items"))
 	t.Run("conformance through one non-owning seed", func(t *testing.T) {
 		t.Parallel()
-		s := startServer(t, "redis://"+oneSeed[0].Addr()+"?cluster=true", "-redis-prefix", "one-seed")
+		s := startServer(t, redistest.ClusterURL(oneSeed[0]), "-redis-prefix", "one-seed")
 		s.waitReady(20 * time.Second)
 		conformance(t, s)
 	})
@@ -92,7 +92,7 @@ func TestSentinel(t *testing.T) {
 
 	t.Run("conformance through the sentinels", func(t *testing.T) {
 		t.Parallel()
-		s := startServer(t, sentinelURL(set))
+		s := startServer(t, set.URL())
 		s.waitReady(20 * time.Second)
 		conformance(t, s)
 	})

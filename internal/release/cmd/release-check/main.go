@@ -7,8 +7,9 @@
 // versions.yaml, that go.work uses every module, that `go mod tidy -diff`
 // is clean in every module (GOWORK=off), that every released module can be
 // zipped and carries a LICENSE, that no released module imports another
-// module's internal package, and that CHANGELOG.md has an entry for the
-// version; with -clean, also that git reports no changes. Each problem is
+// module's internal package, that every generated copy of a shared package
+// (cmd/copyshared) is what its source makes, and that CHANGELOG.md has an
+// entry for the version; with -clean, also that git reports no changes. Each problem is
 // printed on its own line and the exit status is 1. When there is none, it
 // prints one tag per line ("v0.1.0", "transport/gin/v0.1.0", ...) and, with
 // -proxy, writes a file-system module proxy of the release to DIR and

@@ -1,0 +1,7 @@
+package testcerts
+
+// The package is a copy of the repository's internal/testcerts, so that
+// this module never imports another module's internal package: edit the
+// source, then run go generate here.
+
+//go:generate go run ../../../internal/release/cmd/copyshared -src ../../../internal/testcerts
