@@ -19,6 +19,10 @@ type explanation struct {
 	// always is a rule broken whatever the bound ("" when none): no
 	// staleness makes the history pass.
 	always FailureKind
+	// strict says whether a request that the linearizability check
+	// holds broke a rule (not only lists marked stale, which it leaves
+	// out): porcupine must then find no order.
+	strict bool
 }
 
 // rules applies the direct rules, each sufficient for a violation, with
@@ -36,8 +40,12 @@ type rules struct {
 	// showed a write was answered must show it, or a later one.
 	shown  [][]shownAt
 	newest [][]int
-	// found holds the first case of each rule broken, and how many.
+	// found holds the first case of each rule broken, and how many;
+	// byStrict the kinds broken by a request that the linearizability
+	// check holds. onStale is set while a list marked stale is judged.
 	found       map[FailureKind]*Failure
+	byStrict    map[FailureKind]bool
+	onStale     bool
 	staleByBase []int
 	need        int64
 }
@@ -55,7 +63,7 @@ type shownAt struct {
 
 // explain applies the direct rules with each list's call moved d earlier.
 func (r *judgement) explain(d int64) explanation {
-	x := &rules{r: r, d: d, found: map[FailureKind]*Failure{}, staleByBase: make([]int, len(r.h.Bases))}
+	x := &rules{r: r, d: d, found: map[FailureKind]*Failure{}, byStrict: map[FailureKind]bool{}, staleByBase: make([]int, len(r.h.Bases))}
 	x.indexKnown()
 	x.indexShown()
 	for i := range r.ops {
@@ -63,17 +71,21 @@ func (r *judgement) explain(d int64) explanation {
 		switch {
 		case o.Kind == Update:
 			x.checkUpdate(o)
+		case o.OK && o.Stale:
+			x.checkStale(o)
 		case o.OK:
 			x.checkList(o)
 		}
 	}
-	ex := explanation{need: x.need}
+	ex := explanation{need: x.need, strict: len(x.byStrict) > 0}
+	// The observed staleness is the strict lists': a list marked stale
+	// is judged against its own bound.
 	for _, k := range []FailureKind{MixedInstants, FutureWrite, NeverWritten, MissingPet, AnotherWrite} {
-		if x.found[k] != nil && ex.always == "" {
+		if x.byStrict[k] && ex.always == "" {
 			ex.always = k
 		}
 	}
-	for _, k := range []FailureKind{MissedUpdate, OlderThanBound, WriteTakenBack, MixedInstants, FutureWrite, NeverWritten, MissingPet, AnotherWrite} {
+	for _, k := range []FailureKind{MissedUpdate, OlderThanBound, StaleBeyondBound, UnexpectedStale, WriteTakenBack, MixedInstants, FutureWrite, NeverWritten, MissingPet, AnotherWrite} {
 		if f := x.found[k]; f != nil {
 			if k == MissedUpdate || k == OlderThanBound {
 				f.ByBase = x.staleByBase
@@ -215,11 +227,18 @@ type as struct {
 // note counts a case of rule k about pet: the first is kept, with the
 // requests involved.
 func (x *rules) note(k FailureKind, pet int, ops ...as) {
+	if !x.onStale {
+		x.byStrict[k] = true
+	}
 	if f := x.found[k]; f != nil {
 		f.Count++
 		return
 	}
 	f := &Failure{Kind: k, Pet: pet, Count: 1, Base: -1, Bound: time.Duration(x.d)}
+	if x.onStale {
+		f.StaleIfError = x.r.opt.StaleIfError
+		f.Bound = staleBound(ops[0].o.Op, x.r.opt.StaleIfError)
+	}
 	for _, a := range ops {
 		if a.o != nil {
 			f.Ops = append(f.Ops, Involved{Index: a.o.idx, Role: a.role})

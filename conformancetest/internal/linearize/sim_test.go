@@ -37,7 +37,7 @@ func simulateStale(seed uint64, clients int, d time.Duration, pets []Pet, stale,
 			t := t0 + int64(rng.IntN(100_000))
 			for t < end {
 				lat := int64(200_000 + rng.IntN(1_800_000))
-				o := Op{Client: c, Base: c % 2, Call: t, Return: t + lat, Round: round}
+				o := Op{Client: c, Base: c % 2, Call: t, Return: t + lat, Round: round, Status: 200, Age: NoAge}
 				if rng.IntN(2) == 0 {
 					o.Kind, o.OK = List, true
 				} else {
@@ -50,7 +50,7 @@ func simulateStale(seed uint64, clients int, d time.Duration, pets []Pet, stale,
 			}
 		}
 		last += int64(quiet)
-		b := Op{Client: clients, Kind: List, OK: true, Barrier: true, Round: round, Call: last + 1000, Return: last + 300_000}
+		b := Op{Client: clients, Kind: List, OK: true, Barrier: true, Round: round, Call: last + 1000, Return: last + 300_000, Status: 200, Age: NoAge}
 		all = append(all, timed{b, last + 2000})
 		t0 = last + 301_000
 	}
@@ -200,7 +200,7 @@ func TestConsistencyJudged(t *testing.T) {
 		unknown := 0
 		for i := range ops {
 			if ops[i].Kind == Update && i%3 == 0 {
-				ops[i].Known, ops[i].Answer = false, "503"
+				ops[i].Known, ops[i].Answer, ops[i].Status = false, "503", 503
 				unknown++
 			}
 		}

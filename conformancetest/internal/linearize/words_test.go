@@ -17,13 +17,13 @@ func wordsHistory(ops ...Op) *History {
 }
 
 func list(client, base int, call, ret int64, a, b, c int64) Op {
-	return Op{Client: client, Base: base, Kind: List, Call: call, Return: ret, OK: true, Seen: [MaxPets]int64{a, b, c}}
+	return Op{Client: client, Base: base, Kind: List, Call: call, Return: ret, OK: true, Seen: [MaxPets]int64{a, b, c}, Status: 200, Age: NoAge}
 }
 
 func update(client, base int, call, ret int64, slot int, qty int64, known bool) Op {
-	o := Op{Client: client, Base: base, Kind: Update, Call: call, Return: ret, Slot: slot, Qty: qty, Known: known, Answer: `503 (code "unavailable")`}
+	o := Op{Client: client, Base: base, Kind: Update, Call: call, Return: ret, Slot: slot, Qty: qty, Known: known, Answer: `503 (code "unavailable")`, Status: 503}
 	if known {
-		o.Got, o.Answer = qty, "200"
+		o.Got, o.Answer, o.Status = qty, "200", 200
 	}
 	return o
 }
@@ -207,7 +207,7 @@ func TestDraw(t *testing.T) {
 		t.Errorf("the picture (%d bytes) does not mark the violation", page.Len())
 	}
 	var saved bytes.Buffer
-	if err := WriteHistory(&saved, h, time.Now(), 0, &v); err != nil {
+	if err := WriteHistory(&saved, h, time.Now(), Options{}, &v); err != nil {
 		t.Fatal(err)
 	}
 	back, err := ReadHistory(&saved)
