@@ -2,7 +2,6 @@ package linearize
 
 import (
 	"math"
-	"slices"
 	"time"
 )
 
@@ -31,8 +30,13 @@ import (
 //     return of an update of that pet answered 200 that was sent after
 //     the write that made it had taken effect (returned, or, of unknown
 //     outcome, been shown by a list the check holds), or the return of
-//     a list the check holds that showed such a later write. Values are
+//     a list (marked stale or not) that showed such a later write: a
+//     list shows a state that existed before it returned. Values are
 //     never written twice, so a value replaced never comes back.
+//
+// A list marked stale is a witness for the others too: a list sent after
+// it returned that shows a value older than a write it showed fails with
+// WriteTakenBack (checkPet), as it would after any list.
 //
 // The list passes when these intervals and [call - bound, return] have an
 // instant in common. Both ends are ones the linearizability check of the
@@ -82,28 +86,12 @@ func (x *rules) replaced(s int, w *op) replacement {
 	if fa := x.firstAfter(s, t0); fa < out.at {
 		out = replacement{at: fa, w: x.latestBefore(s, t0, fa+1)}
 	}
-	if sh := x.firstShownAfter(s, t0); sh != nil && sh.ret < out.at {
-		out = replacement{at: sh.ret, w: sh.w, list: sh.list}
+	for _, ws := range []*witnesses{&x.shown, &x.staleShown} {
+		if sh := ws.firstShownAfter(s, t0); sh != nil && sh.ret < out.at {
+			out = replacement{at: sh.ret, w: sh.w, list: sh.list}
+		}
 	}
 	return out
-}
-
-// firstShownAfter returns the first list the check holds (by return)
-// that showed a write of pet s sent after t0, nil when none did.
-func (x *rules) firstShownAfter(s int, t0 int64) *shownAt {
-	// newest is a running maximum by call, in the order of the lists'
-	// returns: the first entry whose newest write was sent after t0 is
-	// that write's own list, the first to show a write sent after t0.
-	j, _ := slices.BinarySearchFunc(x.newest[s], t0, func(k int, t0 int64) int {
-		if x.shown[s][k].w.Call > t0 {
-			return 1
-		}
-		return -1
-	})
-	if j == len(x.newest[s]) {
-		return nil
-	}
-	return &x.shown[s][j]
 }
 
 // checkStale applies the rules to list o, marked stale.

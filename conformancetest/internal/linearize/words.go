@@ -112,7 +112,7 @@ func (w words) staleBy() string {
 func (w words) staleBeyond() string {
 	l, missed := w.req(RoleList), w.req(RoleMissed)
 	since := missed.Return
-	how := fmt.Sprintf("%s had replaced by its answer", w.op(RoleMissed))
+	how := fmt.Sprintf("%s had replaced by the time it was answered", w.op(RoleMissed))
 	if sb := w.req(RoleShownBy); sb != nil {
 		since = sb.Return
 		how = fmt.Sprintf("%s had shown replaced by %s", w.op(RoleShownBy), w.op(RoleMissed))
