@@ -23,6 +23,8 @@ type Verdict struct {
 	// millisecond, for which the history passes (0 for a history that
 	// passes strictly); nil when no bound makes it pass or none was
 	// found in time. ObservedWords says it in words, and why when nil.
+	// It is the staleness of the lists not marked stale: those are
+	// judged against their own bound (Options.StaleIfError).
 	Observed      *time.Duration
 	ObservedWords string
 
