@@ -198,6 +198,7 @@ func (r *consistencyRun) list(o *linearize.Op) {
 	if ex.err != nil {
 		err = ex.err
 	} else {
+		o.Status = ex.resp.status
 		items, err = parseItems(ex.resp)
 	}
 	if err != nil {
@@ -236,7 +237,8 @@ func (r *consistencyRun) update(o *linearize.Op, slot int) {
 	case ex.err != nil:
 		o.Answer = "no answer (" + r.c.rn.scrub(ex.err.Error()) + ")"
 	case ex.resp.status != http.StatusOK:
-		o.Answer = r.c.rn.scrub(errorSummary(ex.resp))
+		o.Answer, o.Status = r.c.rn.scrub(errorSummary(ex.resp)), ex.resp.status
+		o.Refused = ex.resp.status >= 400 && ex.resp.status < 500
 		if ex.resp.status < 500 {
 			// Refused: it changed nothing, so the history holds it as
 			// a write of unknown outcome all the same (a refusal that
@@ -249,10 +251,10 @@ func (r *consistencyRun) update(o *linearize.Op, slot int) {
 		obj, _ := v.(map[string]any)
 		q, ok := integerValue(obj["quantity"])
 		if err != nil || !ok || !q.IsInt64() {
-			o.Answer = "200 without an InventoryItem"
+			o.Answer, o.Status = "200 without an InventoryItem", http.StatusOK
 			return
 		}
-		o.Known, o.Got, o.Answer = true, q.Int64(), "200"
+		o.Known, o.Got, o.Answer, o.Status = true, q.Int64(), "200", http.StatusOK
 	}
 }
 

@@ -84,7 +84,7 @@ func saveHistory(path string, h *linearize.History, started time.Time, staleness
 	if err != nil {
 		return fmt.Errorf("the history could not be saved: %v", err)
 	}
-	if err := linearize.WriteHistory(f, h, started, staleness, v); err != nil {
+	if err := linearize.WriteHistory(f, h, started, linearize.Options{Staleness: staleness}, v); err != nil {
 		f.Close()
 		return fmt.Errorf("the history could not be saved to %s: %v", path, err)
 	}

@@ -1,10 +1,11 @@
 package faults
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -187,29 +188,198 @@ func (t *Target) clusterReplica(ctx context.Context, prefix string) (Shard, erro
 // ExecTail is how many last lines of a command's output Exec keeps.
 const ExecTail = 5
 
-// Exec runs command with sh -c, stopped after limit, and returns its
-// exit status and the last ExecTail lines of its output (stdout and
-// stderr together). err is set when it did not run, ran out of time or
-// exited other than 0.
+// ExecGrace is how long the processes of an exec fault that is ended
+// have, after SIGTERM, before SIGKILL.
+const ExecGrace = 2 * time.Second
+
+// Exec runs command with sh -c in a process group of its own and returns
+// its exit status and the last ExecTail lines of its output (stdout and
+// stderr together, of every process of the group). It returns once the
+// command and every process it started in its group have exited: a
+// command that leaves a process running in the background lasts until
+// that process ends. At its time limit, or when ctx ends (the suite
+// interrupted), the whole group is ended: SIGTERM, then SIGKILL to what
+// is left after ExecGrace; Exec returns only once none of it runs, so
+// nothing the command started outlives it. (A process that leaves the
+// group, with setsid, is its own; on systems without process groups only
+// the shell is ended.) err is set when the command did not run, ran out
+// of time, was interrupted (wrapping ctx's error) or exited other than 0.
 func Exec(ctx context.Context, command string, limit time.Duration) (status int, tail string, err error) {
-	ctx, cancel := context.WithTimeout(ctx, limit)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "sh", "-c", command)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	cmd.WaitDelay = time.Second
-	err = cmd.Run()
-	tail = lastLines(out.String(), ExecTail)
+	return execGroup(ctx, command, limit, ExecGrace)
+}
+
+// execGroup is Exec with the grace before SIGKILL.
+func execGroup(ctx context.Context, command string, limit, grace time.Duration) (int, string, error) {
+	// The output goes through a pipe of our own, not os/exec's copying:
+	// Wait then returns when the shell exits, and the processes it
+	// left keep writing until their group is done.
+	r, w, err := os.Pipe()
+	if err != nil {
+		return -1, "", err
+	}
+	defer r.Close()
+	var out tailBuffer
+	copied := make(chan struct{})
+	go func() {
+		io.Copy(&out, r)
+		close(copied)
+	}()
+	cmd := exec.Command("sh", "-c", command)
+	cmd.Stdout, cmd.Stderr = w, w
+	ownGroup(cmd)
+	err = cmd.Start()
+	w.Close()
+	if err != nil {
+		return -1, "", err
+	}
+	g := group{pid: cmd.Process.Pid, proc: cmd.Process}
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	res := g.watch(ctx, waited, limit)
+	if res.stop != nil {
+		res.ended, res.endErr = g.end(grace)
+		if !res.exited {
+			res.werr = <-waited
+		}
+	}
+	// What the group wrote is read once it is gone; a process that left
+	// it is not waited for.
+	select {
+	case <-copied:
+	case <-time.After(grace):
+	}
+	return res.outcome(lastLines(out.String(), ExecTail))
+}
+
+// execResult is what became of an exec fault's command: the shell's Wait
+// error and whether it exited, why its group was ended (nil when it
+// ended on its own), how, and whether that failed.
+type execResult struct {
+	werr   error
+	exited bool
+	stop   error
+	ended  string
+	endErr error
+}
+
+// outcome is the exit status and error Exec returns.
+func (res execResult) outcome(tail string) (int, string, error) {
+	status := -1
 	var ee *exec.ExitError
+	if res.exited && errors.As(res.werr, &ee) {
+		status = ee.ExitCode()
+	} else if res.exited && res.werr == nil {
+		status = 0
+	}
 	switch {
-	case ctx.Err() == context.DeadlineExceeded:
-		return -1, tail, fmt.Errorf("still running after its time limit of %v: stopped", limit)
-	case errors.As(err, &ee):
-		return ee.ExitCode(), tail, fmt.Errorf("exited with status %d", ee.ExitCode())
-	case err != nil:
-		return -1, tail, err
+	case res.stop != nil && res.endErr != nil:
+		return status, tail, fmt.Errorf("%w: %s, but %v", res.stop, res.ended, res.endErr)
+	case res.stop != nil:
+		return status, tail, fmt.Errorf("%w: %s", res.stop, res.ended)
+	case status > 0:
+		return status, tail, fmt.Errorf("exited with status %d", status)
+	case res.werr != nil:
+		return -1, tail, res.werr
 	}
 	return 0, tail, nil
+}
+
+// groupPoll is how often the processes of an exec fault's group are
+// looked for.
+const groupPoll = 20 * time.Millisecond
+
+// killWait bounds the wait for a group to be gone after SIGKILL (a
+// process in an uninterruptible sleep takes a moment).
+const killWait = 5 * time.Second
+
+// group is the process group of an exec fault: the shell's, which it
+// leads.
+type group struct {
+	pid  int
+	proc *os.Process
+}
+
+// watch waits until the shell has exited and no process of its group is
+// left, the time limit passes or ctx ends (then stop says which).
+func (g group) watch(ctx context.Context, waited <-chan error, limit time.Duration) execResult {
+	var res execResult
+	timer := time.NewTimer(limit)
+	defer timer.Stop()
+	tick := time.NewTicker(groupPoll)
+	defer tick.Stop()
+	for {
+		select {
+		case res.werr = <-waited:
+			res.exited, waited = true, nil
+		case <-tick.C:
+		case <-timer.C:
+			res.stop = fmt.Errorf("still running after its time limit of %v", limit)
+			if res.exited {
+				res.stop = fmt.Errorf("it exited, but processes it started were still running after its time limit of %v", limit)
+			}
+			return res
+		case <-ctx.Done():
+			res.stop = fmt.Errorf("interrupted: %w", ctx.Err())
+			return res
+		}
+		if res.exited && !g.alive() {
+			return res
+		}
+	}
+}
+
+// end ends every process of the group: SIGTERM, then SIGKILL after
+// grace. It says how, and returns an error when some are still running
+// killWait after SIGKILL.
+func (g group) end(grace time.Duration) (string, error) {
+	g.signal(false)
+	if g.gone(grace) {
+		return "its process group ended (SIGTERM)", nil
+	}
+	g.signal(true)
+	how := fmt.Sprintf("its process group ended (SIGTERM, then SIGKILL %v later)", grace)
+	if g.gone(killWait) {
+		return how, nil
+	}
+	return how, fmt.Errorf("processes of its group %d were still running %v after SIGKILL", g.pid, killWait)
+}
+
+// gone waits, polling, until no process of the group is left, for at
+// most within; it reports whether none is.
+func (g group) gone(within time.Duration) bool {
+	deadline := time.Now().Add(within)
+	for g.alive() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(groupPoll)
+	}
+	return true
+}
+
+// tailBuffer keeps the last tailBytes bytes written to it, for the last
+// lines of a command's output, whatever it writes.
+type tailBuffer struct {
+	mu sync.Mutex
+	b  []byte
+}
+
+const tailBytes = 64 << 10
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if n := len(t.b); n > 2*tailBytes {
+		t.b = append(t.b[:0], t.b[n-tailBytes:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.b[max(0, len(t.b)-tailBytes):])
 }
 
 func lastLines(s string, n int) string {

@@ -1,5 +1,7 @@
 // Package faults applies the faults of the consistency run's schedule
-// (Config.ConsistencyFaults): a command run with sh -c, and the Redis
+// (Config.ConsistencyFaults): a command run with sh -c in a process group
+// of its own, which is ended whole at its time limit or when the suite is
+// interrupted (Exec: nothing it started outlives it), and the Redis
 // faults (a pause of every master, its clients killed, a failover) sent
 // over a small RESP2 client of its own.
 //

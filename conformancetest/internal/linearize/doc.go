@@ -35,13 +35,36 @@
 // staleness: the smallest bound, to the millisecond, with which the
 // history passes.
 //
+// Lists marked stale (Op.Stale: a deployment that answers lists from the
+// last state its store confirmed during an outage, with their Age) are
+// judged apart, against a stale-if-error bound (Options.StaleIfError):
+// such a list may show one state the inventory held at most the lesser
+// of that bound and its Age plus one second before it was sent. They can
+// be seconds old, so they do not go through porcupine's pieces; direct
+// rules judge them over the history porcupine checks (stale.go argues
+// why these rules never fail a deployment that keeps the promise).
+// Without a bound, a list marked stale fails with UnexpectedStale.
+//
 // The verdict is data: each failure has a kind (MissedUpdate,
-// WriteTakenBack, …, whose strings the JSON report carries) and the
-// requests involved, by their index in the history and their role. Words
-// is the one function that says a failure in sentences, so that programs
+// WriteTakenBack, …, whose strings the JSON report carries), the
+// requests involved, by their index in the history and their role, and
+// the fault of the run's schedule it followed (Failure.Fault). Words is
+// the one function that says a failure in sentences, so that programs
 // and tests read kinds and counts and the words can change. Judge writes
 // nothing: Verdict.Draw draws porcupine's picture where the caller asks.
 //
-// A history is saved and read back as JSON (WriteHistory, ReadHistory),
-// so that it can be judged again without the deployment.
+// Each request carries its HTTP status and whether it was refused, as
+// the client read them, so that nothing is read back from words: the
+// fault figures (FaultResults: what each fault cost, from the history
+// alone, the same in a run and in a replay) count answers by status.
+// The verdict's Counts say how dense the history was: requests, lists
+// and updates answered 200, and updates that overlapped another client's
+// request; a history with fewer updates answered 200 than
+// Options.MinUpdates fails with ThinHistory, since a verdict on a thin
+// history says little.
+//
+// A history is saved and read back as JSON (WriteHistory, ReadHistory,
+// in the format Format; files of the format before it still read and
+// judge to the same verdict), so that it can be judged again without the
+// deployment.
 package linearize

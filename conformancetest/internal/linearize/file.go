@@ -10,9 +10,17 @@ import (
 	"time"
 )
 
-// Format names the history file's format; a file of another format is
-// refused, not misread.
-const Format = "inventory-conformance consistency history 1"
+// Format names the history file's format, which WriteHistory writes; a
+// file of another format is refused, not misread. Format 2 added each
+// request's HTTP status, refusal and stale mark with its Age, the run's
+// minimum of updates and stale-if-error bound, and the fault each failure
+// followed; ReadHistory still reads format 1 (formatV1), whose requests
+// not answered 200 have the status StatusUnrecorded and no refusal, and
+// which judges again to the same verdict.
+const Format = "inventory-conformance consistency history 2"
+
+// formatV1 is the format of the files saved before statuses were kept.
+const formatV1 = "inventory-conformance consistency history 1"
 
 // file is a history as JSON: the run's parameters, every request, and
 // the verdict of the run that saved it. conformancetest/README.md
@@ -28,8 +36,11 @@ type file struct {
 	// DurationNs is how long the clients ran.
 	DurationNs int64 `json:"durationNs"`
 	// StalenessNs is the staleness bound the run judged against (0:
-	// strict).
-	StalenessNs int64 `json:"stalenessNs"`
+	// strict); MinUpdates and StaleIfErrorNs its other options (absent:
+	// zero, as in format 1).
+	StalenessNs    int64 `json:"stalenessNs"`
+	MinUpdates     int   `json:"minUpdates,omitempty"`
+	StaleIfErrorNs int64 `json:"staleIfErrorNs,omitempty"`
 	// Faults are the faults the run applied, in order.
 	Faults []Fault `json:"faults,omitempty"`
 	// Verdict is what the run that saved the history concluded.
@@ -73,6 +84,8 @@ type fileFailure struct {
 	Kind     FailureKind `json:"kind,omitempty"` // absent in the files of earlier versions
 	Problem  string      `json:"problem"`
 	Expected string      `json:"expected"`
+	// AfterFault is Failure.Fault, an index in faults; absent for none.
+	AfterFault *int `json:"afterFault,omitempty"`
 }
 
 type fileOp struct {
@@ -99,6 +112,13 @@ type fileOp struct {
 	// Seen is what an "ok" list showed of each pet in play, in the order
 	// of pets; null for a pet it lacked.
 	Seen []*int64 `json:"seen,omitempty"`
+	// Format 2: Status is the HTTP status of the answer (0: none came);
+	// Refused marks an update answered 4xx; Stale a list marked stale,
+	// with its Age in AgeSeconds (absent when it gave none).
+	Status     *int   `json:"status,omitempty"`
+	Refused    bool   `json:"refused,omitempty"`
+	Stale      bool   `json:"stale,omitempty"`
+	AgeSeconds *int64 `json:"ageSeconds,omitempty"`
 }
 
 // Saved is a history read back from its file, with what the run that
@@ -106,27 +126,37 @@ type fileOp struct {
 type Saved struct {
 	History *History
 	Started time.Time
-	// Staleness is the bound the run judged against.
-	Staleness time.Duration
+	// Staleness is the bound the run judged against; MinUpdates and
+	// StaleIfError its other options (Options), zero in a file of format
+	// 1.
+	Staleness    time.Duration
+	MinUpdates   int
+	StaleIfError time.Duration
 	// Verdict is the run's verdict (each failure its kind and words;
 	// Detail, Counts and the picture left empty), nil when the file
 	// holds none.
 	Verdict *Verdict
 }
 
-// WriteHistory writes h as JSON to w, with the time the run started, the
-// staleness bound it was judged against and its verdict (v, nil for
-// none): one request a line, so that a file reads and compares line by
-// line.
-func WriteHistory(w io.Writer, h *History, started time.Time, staleness time.Duration, v *Verdict) error {
-	f := file{Format: Format, Started: started, BaseURLs: h.Bases, Clients: h.Clients, DurationNs: int64(h.Duration), StalenessNs: int64(staleness), Faults: h.Faults}
+// WriteHistory writes h as JSON to w, in the format Format, with the
+// time the run started, the options it was judged with (opt: Staleness,
+// MinUpdates and StaleIfError; Limit is not kept) and its verdict (v,
+// nil for none): one request a line, so that a file reads and compares
+// line by line.
+func WriteHistory(w io.Writer, h *History, started time.Time, opt Options, v *Verdict) error {
+	f := file{Format: Format, Started: started, BaseURLs: h.Bases, Clients: h.Clients, DurationNs: int64(h.Duration), StalenessNs: int64(opt.Staleness),
+		MinUpdates: opt.MinUpdates, StaleIfErrorNs: int64(opt.StaleIfError), Faults: h.Faults}
 	for _, p := range h.Pets {
 		f.Pets = append(f.Pets, filePet{ID: p.ID, Quantity: p.Qty})
 	}
 	if v != nil {
 		fv := &fileVerdict{Outcome: v.Outcome(), NotJudged: v.NotJudged}
 		for _, x := range v.Failures {
-			fv.Failures = append(fv.Failures, fileFailure{Kind: x.Kind, Problem: x.Problem, Expected: x.Expected})
+			ff := fileFailure{Kind: x.Kind, Problem: x.Problem, Expected: x.Expected}
+			if x.Fault >= 0 {
+				ff.AfterFault = &x.Fault
+			}
+			fv.Failures = append(fv.Failures, ff)
 		}
 		f.Verdict = fv
 	}
@@ -160,12 +190,16 @@ func WriteHistory(w io.Writer, h *History, started time.Time, staleness time.Dur
 }
 
 func toFile(h *History, o Op) fileOp {
-	f := fileOp{Client: o.Client, BaseURL: h.Bases[o.Base], Round: o.Round, Barrier: o.Barrier, CallNs: o.Call, ReturnNs: o.Return, Answer: o.Answer}
+	f := fileOp{Client: o.Client, BaseURL: h.Bases[o.Base], Round: o.Round, Barrier: o.Barrier, CallNs: o.Call, ReturnNs: o.Return, Answer: o.Answer,
+		Status: &o.Status, Refused: o.Refused && o.Kind == Update}
 	switch o.Kind {
 	case List:
 		f.Kind, f.Outcome = "list", "failed"
 		if o.OK {
-			f.Outcome = "ok"
+			f.Outcome, f.Stale = "ok", o.Stale
+			if o.Stale && o.Age >= 0 {
+				f.AgeSeconds = &o.Age
+			}
 			for s := range h.Pets {
 				if o.Seen[s] != -1 {
 					f.Seen = append(f.Seen, &o.Seen[s])
@@ -186,9 +220,10 @@ func toFile(h *History, o Op) fileOp {
 	return f
 }
 
-// ReadHistory reads a history that WriteHistory wrote, and refuses one
-// that does not hold together (a request through a base URL or on a pet
-// the run did not name, a time out of order).
+// ReadHistory reads a history that WriteHistory wrote, of format Format
+// or formatV1, and refuses one that does not hold together (a request
+// through a base URL or on a pet the run did not name, a time out of
+// order, a status that contradicts its outcome).
 func ReadHistory(r io.Reader) (*Saved, error) {
 	dec := json.NewDecoder(r)
 	dec.DisallowUnknownFields()
@@ -196,25 +231,10 @@ func ReadHistory(r io.Reader) (*Saved, error) {
 	if err := dec.Decode(&f); err != nil {
 		return nil, fmt.Errorf("not a consistency history: %v", err)
 	}
-	if f.Format != Format {
-		return nil, fmt.Errorf("not a consistency history of this version: format %q, want %q", f.Format, Format)
-	}
-	switch {
-	case len(f.BaseURLs) == 0:
-		return nil, errors.New("the history names no base URL")
-	case len(f.Pets) == 0 || len(f.Pets) > MaxPets:
-		return nil, fmt.Errorf("the history names %d pets, not 1 to %d", len(f.Pets), MaxPets)
-	case f.Clients < 1:
-		return nil, fmt.Errorf("the history names %d clients", f.Clients)
-	case f.StalenessNs < 0 || f.DurationNs < 0:
-		return nil, errors.New("the history's duration or staleness is negative")
+	if err := f.check(); err != nil {
+		return nil, err
 	}
 	h := &History{Bases: f.BaseURLs, Clients: f.Clients, Duration: time.Duration(f.DurationNs), Faults: f.Faults}
-	for k, x := range f.Faults {
-		if x.Fault == "" || x.AppliedNs < 0 || x.EndedNs != nil && *x.EndedNs < x.AppliedNs {
-			return nil, fmt.Errorf("fault %d of the history: unnamed, or ended before it was applied", k+1)
-		}
-	}
 	slot := map[int64]int{}
 	for i, p := range f.Pets {
 		h.Pets = append(h.Pets, Pet{ID: p.ID, Qty: p.Quantity})
@@ -227,21 +247,54 @@ func ReadHistory(r io.Reader) (*Saved, error) {
 		}
 		h.Ops = append(h.Ops, o)
 	}
-	s := &Saved{History: h, Started: f.Started, Staleness: time.Duration(f.StalenessNs)}
+	s := &Saved{History: h, Started: f.Started, Staleness: time.Duration(f.StalenessNs), MinUpdates: f.MinUpdates, StaleIfError: time.Duration(f.StaleIfErrorNs)}
 	if fv := f.Verdict; fv != nil {
 		v := &Verdict{NotJudged: fv.NotJudged}
-		for _, x := range fv.Failures {
-			v.Failures = append(v.Failures, Failure{Kind: x.Kind, Pet: -1, Base: -1, Problem: x.Problem, Expected: x.Expected})
+		for k, x := range fv.Failures {
+			g := Failure{Kind: x.Kind, Pet: -1, Base: -1, Fault: -1, Problem: x.Problem, Expected: x.Expected}
+			if x.AfterFault != nil {
+				if *x.AfterFault < 0 || *x.AfterFault >= len(f.Faults) {
+					return nil, fmt.Errorf("failure %d of the history's verdict: it follows fault %d, not one of the %d of the history", k+1, *x.AfterFault+1, len(f.Faults))
+				}
+				g.Fault = *x.AfterFault
+			}
+			v.Failures = append(v.Failures, g)
 		}
 		s.Verdict = v
 	}
 	return s, nil
 }
 
+// check checks the run's parameters of the history file f.
+func (f *file) check() error {
+	switch {
+	case f.Format != Format && f.Format != formatV1:
+		return fmt.Errorf("not a consistency history of this version: format %q, want %q (or %q, which it still reads)", f.Format, Format, formatV1)
+	case len(f.BaseURLs) == 0:
+		return errors.New("the history names no base URL")
+	case len(f.Pets) == 0 || len(f.Pets) > MaxPets:
+		return fmt.Errorf("the history names %d pets, not 1 to %d", len(f.Pets), MaxPets)
+	case f.Clients < 1:
+		return fmt.Errorf("the history names %d clients", f.Clients)
+	case f.StalenessNs < 0 || f.DurationNs < 0:
+		return errors.New("the history's duration or staleness is negative")
+	case f.MinUpdates < 0 || f.StaleIfErrorNs < 0:
+		return errors.New("the history's minimum of updates or stale-if-error bound is negative")
+	case f.Format == formatV1 && (f.MinUpdates != 0 || f.StaleIfErrorNs != 0):
+		return fmt.Errorf("a history of format %q with minUpdates or staleIfErrorNs, which that format did not have", formatV1)
+	}
+	for k, x := range f.Faults {
+		if x.Fault == "" || x.AppliedNs < 0 || x.EndedNs != nil && *x.EndedNs < x.AppliedNs {
+			return fmt.Errorf("fault %d of the history: unnamed, or ended before it was applied", k+1)
+		}
+	}
+	return nil
+}
+
 // fromFile reads request k of the file f, x, as an Op; slot maps each pet
 // in play to its index.
 func fromFile(f *file, k int, x fileOp, slot map[int64]int) (Op, error) {
-	o := Op{Client: x.Client, Round: x.Round, Barrier: x.Barrier, Call: x.CallNs, Return: x.ReturnNs, Answer: x.Answer}
+	o := Op{Client: x.Client, Round: x.Round, Barrier: x.Barrier, Call: x.CallNs, Return: x.ReturnNs, Answer: x.Answer, Age: NoAge}
 	o.Base = slices.Index(f.BaseURLs, x.BaseURL)
 	switch {
 	case o.Base < 0:
@@ -253,46 +306,112 @@ func fromFile(f *file, k int, x fileOp, slot map[int64]int) (Op, error) {
 	case x.Client < 0 || x.Client > f.Clients || x.Round < 0:
 		return o, fmt.Errorf("client %d or round %d out of range", x.Client, x.Round)
 	}
+	var err error
 	switch x.Kind {
 	case "list":
-		o.Kind = List
-		switch x.Outcome {
-		case "ok":
-			if len(x.Seen) != len(f.Pets) {
-				return o, fmt.Errorf("a list that shows %d pets, not the %d in play", len(x.Seen), len(f.Pets))
-			}
-			o.OK = true
-			for s, q := range x.Seen {
-				o.Seen[s] = -1
-				if q != nil {
-					o.Seen[s] = *q
-				}
-			}
-		case "failed":
-		default:
-			return o, fmt.Errorf("a list's outcome %q is neither ok nor failed", x.Outcome)
-		}
+		err = listFromFile(f, x, &o)
 	case "update":
-		s, ok := slot[x.Pet]
-		if !ok || x.Quantity == nil {
-			return o, fmt.Errorf("an update of pet %d, not in play, or without its quantity", x.Pet)
-		}
-		o.Kind, o.Slot, o.Qty = Update, s, *x.Quantity
-		switch x.Outcome {
-		case "ok":
-			if x.Got == nil {
-				return o, errors.New("an update answered ok without the quantity its answer carried")
-			}
-			o.Known, o.Got = true, *x.Got
-			if o.Answer == "" {
-				o.Answer = "200"
-			}
-		case "unknown":
-		default:
-			return o, fmt.Errorf("an update's outcome %q is neither ok nor unknown", x.Outcome)
-		}
+		err = updateFromFile(x, slot, &o)
 	default:
 		return o, fmt.Errorf("kind %q is neither list nor update", x.Kind)
 	}
-	return o, nil
+	if err != nil {
+		return o, err
+	}
+	return o, statusFromFile(f, x, &o)
+}
+
+// listFromFile reads the list x into o.
+func listFromFile(f *file, x fileOp, o *Op) error {
+	o.Kind = List
+	switch x.Outcome {
+	case "ok":
+		if len(x.Seen) != len(f.Pets) {
+			return fmt.Errorf("a list that shows %d pets, not the %d in play", len(x.Seen), len(f.Pets))
+		}
+		o.OK = true
+		for s, q := range x.Seen {
+			o.Seen[s] = -1
+			if q != nil {
+				o.Seen[s] = *q
+			}
+		}
+	case "failed":
+	default:
+		return fmt.Errorf("a list's outcome %q is neither ok nor failed", x.Outcome)
+	}
+	switch {
+	case x.Refused:
+		return errors.New("a list marked refused: only an update is")
+	case (x.Stale || x.AgeSeconds != nil) && !o.OK:
+		return errors.New("a list that failed marked stale or with an Age: only a list answered 200 is")
+	case x.AgeSeconds != nil && (!x.Stale || *x.AgeSeconds < 0):
+		return errors.New("an Age on a list not marked stale, or a negative one")
+	}
+	o.Stale = x.Stale
+	if x.AgeSeconds != nil {
+		o.Age = *x.AgeSeconds
+	}
+	return nil
+}
+
+// updateFromFile reads the update x into o.
+func updateFromFile(x fileOp, slot map[int64]int, o *Op) error {
+	s, ok := slot[x.Pet]
+	if !ok || x.Quantity == nil {
+		return fmt.Errorf("an update of pet %d, not in play, or without its quantity", x.Pet)
+	}
+	o.Kind, o.Slot, o.Qty = Update, s, *x.Quantity
+	switch x.Outcome {
+	case "ok":
+		if x.Got == nil {
+			return errors.New("an update answered ok without the quantity its answer carried")
+		}
+		o.Known, o.Got = true, *x.Got
+		if o.Answer == "" {
+			o.Answer = "200"
+		}
+	case "unknown":
+	default:
+		return fmt.Errorf("an update's outcome %q is neither ok nor unknown", x.Outcome)
+	}
+	if x.Stale || x.AgeSeconds != nil {
+		return errors.New("an update marked stale or with an Age: only a list is")
+	}
+	if x.Refused && o.Known {
+		return errors.New("an update both answered ok and refused")
+	}
+	o.Refused = x.Refused
+	return nil
+}
+
+// statusFromFile reads the status of request x into o: from the file in
+// format 2, where it must agree with the outcome; in format 1, which did
+// not keep it, 200 for a request answered ok and StatusUnrecorded for
+// the others.
+func statusFromFile(f *file, x fileOp, o *Op) error {
+	if f.Format == formatV1 {
+		if x.Status != nil || x.Refused || x.Stale || x.AgeSeconds != nil {
+			return fmt.Errorf("a status, refusal or stale mark in a history of format %q, which did not keep them", formatV1)
+		}
+		o.Status = StatusUnrecorded
+		if x.Outcome == "ok" {
+			o.Status = 200
+		}
+		return nil
+	}
+	if x.Status == nil {
+		return errors.New("without its status")
+	}
+	st := *x.Status
+	switch {
+	case st != StatusNone && st != StatusUnrecorded && (st < 100 || st > 599):
+		return fmt.Errorf("status %d is not an HTTP status", st)
+	case x.Outcome == "ok" && st != 200:
+		return fmt.Errorf("answered ok with the status %d", st)
+	case o.Refused && (st < 400 || st > 499):
+		return fmt.Errorf("refused with the status %d, not a 4xx", st)
+	}
+	o.Status = st
+	return nil
 }

@@ -45,12 +45,46 @@ type Op struct {
 	// list); it is dropped from the history.
 	Seen [MaxPets]int64
 	OK   bool
+	// Status is the HTTP status of the answer, as the client read it
+	// from the response (never from words): 200, 503, …; StatusNone (0)
+	// when no answer came (a transport error, a time-out, a connection
+	// cut), StatusUnrecorded for a request not answered 200 in a
+	// history saved before statuses were kept (format 1).
+	Status int
+	// Refused marks an update answered 4xx: the deployment refused it,
+	// so it changed nothing. The model still holds it as a write of
+	// unknown outcome (Known false), as it always did: a refusal that
+	// wrote would show in a list, and the update checks judge the
+	// refusal itself. The fault figures (FaultResults) count refusals
+	// apart from updates of unknown outcome.
+	Refused bool
+	// Stale marks a list answered 200 that the deployment marked as
+	// served from a stale state (during a store outage, from the last
+	// state its store confirmed: its stale-if-error mode); Age is its
+	// Age header (RFC 9111: whole seconds since that state was
+	// confirmed), NoAge when it had none. Both are read only for a list
+	// answered 200: such a list is judged against
+	// Options.StaleIfError, not as the other lists are (see stale.go).
+	Stale bool
+	Age   int64
 	// Round is the round of the run the request belongs to; Barrier marks
 	// the list that ends a round, sent alone once every other request of
 	// the round was answered: its answer pins the state there.
 	Round   int
 	Barrier bool
 }
+
+// The statuses an Op holds besides the HTTP ones.
+const (
+	// StatusNone: no answer came.
+	StatusNone = 0
+	// StatusUnrecorded: a request not answered 200, in a history of
+	// format 1, which did not keep statuses.
+	StatusUnrecorded = -1
+)
+
+// NoAge is Op.Age for a list without an Age header.
+const NoAge = -1
 
 // History is a consistency run: what it ran against and every request.
 type History struct {

@@ -26,6 +26,18 @@ type Options struct {
 	// duration twice, at least 30 s. A check cut short is not judged.
 	// The search for the observed staleness has as long again.
 	Limit time.Duration
+	// MinUpdates is the fewest updates answered 200 (Counts.UpdatesOK)
+	// with which a history can pass (the suite's
+	// -consistency-min-updates): a thinner one fails with kind
+	// ThinHistory, whatever else it shows. Zero sets no minimum.
+	MinUpdates int
+	// StaleIfError is how old a state a list marked stale (Op.Stale)
+	// may show: the deployment's stale-if-error bound, as the suite is
+	// told it (-consistency-stale-if-error). Zero: the deployment makes
+	// no such promise, and a list marked stale fails with kind
+	// UnexpectedStale. Lists not marked stale are judged as ever
+	// (strictly, or against Staleness). See stale.go.
+	StaleIfError time.Duration
 }
 
 // judgement is one history being judged: the requests as the model holds
@@ -62,6 +74,12 @@ const smallestFor = 10 * time.Second
 // within opt.Staleness, and measures its observed staleness. It writes
 // nothing: the verdict draws its picture (Verdict.Draw) where its caller
 // asks.
+//
+// Lists marked stale (Op.Stale) are judged apart, against
+// opt.StaleIfError, by direct rules (stale.go), and left out of the
+// linearizability check; a history with fewer updates answered 200 than
+// opt.MinUpdates fails with kind ThinHistory. Each failure names the
+// fault it followed (Failure.Fault), and its words say so.
 func Judge(h *History, opt Options) Verdict {
 	r := prepare(h, opt)
 	d := int64(opt.Staleness)
@@ -76,28 +94,62 @@ func Judge(h *History, opt Options) Verdict {
 	v.Detail = r.detail(dec.how)
 	switch {
 	case len(dec.illegal) > 0:
-		if len(ex.failures) == 0 {
+		if !ex.strict {
 			v.Failures = append(v.Failures, r.unorderable(d, dec, limit))
 		}
 	case dec.unchecked > 0:
 		v.NotJudged = fmt.Sprintf("the linearizability check of %d pieces of the history (%d operations) did not finish in %v; check a shorter run (-consistency) or fewer clients (-consistency-clients)", dec.unchecked, dec.checked, limit)
-	case len(ex.failures) > 0:
+	case ex.strict:
 		// The direct rules are each sufficient for a violation, so
-		// porcupine cannot accept what they found: a bug here.
+		// porcupine cannot accept what they found in the requests it
+		// checked: a bug here.
 		v.Failures = append(v.Failures, Failure{Kind: CheckerBug, Pet: -1, Count: 1, Base: -1, Bound: opt.Staleness})
 	}
+	v.Failures = append(v.Failures, r.thin()...)
 	if dec.unchecked == 0 {
 		v.Observed, v.ObservedWords = r.observe(d, len(dec.illegal) == 0, ex, time.Now().Add(limit))
 	} else {
 		v.ObservedWords = "not measured: the history was not judged in time"
 	}
 	for i := range v.Failures {
-		v.Failures[i].Problem, v.Failures[i].Expected = Words(h, v.Failures[i])
+		f := &v.Failures[i]
+		f.Fault = afterFault(h, f)
+		f.Problem, f.Expected = Words(h, *f)
 	}
 	if len(v.Failures) > 0 {
 		v.drawing = &drawing{r: r, pieces: dec.pieces, illegal: dec.illegal, limit: limit}
 	}
 	return v
+}
+
+// thin is the failure of a history with fewer updates answered 200 than
+// the minimum, none when it has enough.
+func (r *judgement) thin() []Failure {
+	n, least := r.counts.UpdatesOK, r.opt.MinUpdates
+	if n >= least {
+		return nil
+	}
+	return []Failure{{Kind: ThinHistory, Pet: -1, Count: 1, Base: -1, Bound: r.opt.Staleness, Updates: n, MinUpdates: least}}
+}
+
+// afterFault returns the fault of h that failure f followed (see
+// Failure.Fault): the last applied at or before the latest call among
+// its requests, -1 for none.
+func afterFault(h *History, f *Failure) int {
+	if len(f.Ops) == 0 {
+		return -1
+	}
+	latest := int64(math.MinInt64)
+	for _, x := range f.Ops {
+		latest = max(latest, h.Ops[x.Index].Call)
+	}
+	at := -1
+	for i, ft := range h.Faults {
+		if ft.AppliedNs <= latest && (at < 0 || ft.AppliedNs >= h.Faults[at].AppliedNs) {
+			at = i
+		}
+	}
+	return at
 }
 
 // noLists finds the base URLs through which no list was answered: their
@@ -151,7 +203,7 @@ func (r *judgement) decide(d int64, limit time.Duration) decision {
 		return dec
 	}
 	ok, known, at := r.sweep(d, deadline)
-	dec.checked = r.counts.Lists + r.counts.Updates - r.counts.LeftOut
+	dec.checked = r.counts.Lists - r.counts.StaleLists + r.counts.Updates - r.counts.LeftOut
 	switch {
 	case !known:
 		dec.unchecked = len(dec.pieces)
@@ -173,8 +225,14 @@ func (r *judgement) detail(how string) string {
 	if len(h.Bases) > 1 {
 		bases = fmt.Sprintf("%d base URLs", len(h.Bases))
 	}
-	return fmt.Sprintf("%d clients over %s for %v, pets %s: %d lists (%d more failed, dropped), %d updates (%d of unknown outcome, %d of them shown by no list and left out); %s",
-		h.Clients, bases, h.Duration, petNames(h), n.Lists, n.FailedLists, n.Updates, n.Unknown, n.LeftOut, how)
+	stale := ""
+	if n.StaleLists > 0 {
+		stale = fmt.Sprintf(", %d of them marked stale (judged apart)", n.StaleLists)
+	}
+	return fmt.Sprintf("%d clients over %s for %v, pets %s: %d requests; %d lists answered 200%s (%d more failed, dropped); "+
+		"%d updates: %d answered 200 (%d of them overlapping another client's request), %d of unknown outcome (%d refused, %d shown by no list and left out); %s",
+		h.Clients, bases, h.Duration, petNames(h), n.Operations, n.Lists, stale, n.FailedLists,
+		n.Updates, n.UpdatesOK, n.Overlapped, n.Unknown, n.Refused, n.LeftOut, how)
 }
 
 // unorderable is the failure of a history that porcupine (or the sweep)
@@ -218,25 +276,45 @@ func prepare(h *History, opt Options) *judgement {
 	for i, o := range h.Ops {
 		r.ops[i] = op{Op: o, ret: o.Return, idx: i}
 	}
+	r.counts = Counts{Operations: len(h.Ops), Overlapped: overlapped(h)}
 	for i := range r.ops {
 		o := &r.ops[i]
 		r.rounds = max(r.rounds, o.Round+1)
-		switch {
-		case o.Kind == Update:
+		r.count(o)
+		if o.Kind == Update {
 			r.writes[o.Qty] = o
-			r.counts.Updates++
 			if !o.Known {
-				r.counts.Unknown++
 				o.ret = unknownReturn
 			}
-		case o.OK:
-			r.counts.Lists++
-		default:
-			r.counts.FailedLists++
 		}
 	}
 	r.keepAndReach(r.firstSeen())
 	return r
+}
+
+// count counts request o in r.counts (but Overlapped and LeftOut).
+func (r *judgement) count(o *op) {
+	n := &r.counts
+	switch {
+	case o.Kind == Update:
+		n.Updates++
+		switch {
+		case o.Known:
+			n.UpdatesOK++
+		case o.Refused:
+			n.Unknown++
+			n.Refused++
+		default:
+			n.Unknown++
+		}
+	case o.OK:
+		n.Lists++
+		if o.Stale {
+			n.StaleLists++
+		}
+	default:
+		n.FailedLists++
+	}
 }
 
 // seen is when a value written was first shown: the return and the round
@@ -256,8 +334,8 @@ func (r *judgement) firstSeen() map[int64]seen {
 		if o.Barrier {
 			r.barriers[o.Round] = o
 		}
-		if o.Kind != List || !o.OK {
-			continue
+		if o.Kind != List || !o.OK || o.Stale {
+			continue // a list marked stale is judged apart (stale.go)
 		}
 		for s, q := range o.Seen[:len(r.h.Pets)] {
 			if w := r.writes[q]; w != nil && w.Slot == s {
@@ -284,7 +362,9 @@ func (r *judgement) keepAndReach(firstSeen map[int64]seen) {
 		o := &r.ops[i]
 		r.keep[i] = true
 		switch {
-		case o.Kind == List && !o.OK:
+		case o.Kind == List && (!o.OK || o.Stale):
+			// Failed lists tell nothing; lists marked stale may be
+			// seconds old, far beyond a piece, and are judged apart.
 			r.keep[i] = false
 			continue
 		case o.Kind == Update && !o.Known:
@@ -322,14 +402,15 @@ type piece struct {
 // barrier was answered, moved d earlier still comes after them too, so
 // the next piece may start from that state. (The run leaves d of quiet
 // before each barrier when it is judged against a bound d; a larger d
-// joins rounds, which is correct but slower.)
+// joins rounds, which is correct but slower.) A barrier marked stale
+// pins nothing: its state may be older than its round's requests.
 func (r *judgement) pieces(d int64) []piece {
 	var out []piece
 	from, far := 0, 0
 	for k := range r.rounds {
 		far = max(far, r.reach[k])
 		b := r.barriers[k]
-		if k == r.rounds-1 || far <= k && b != nil && b.OK && b.Call-d >= r.lastReturn[k] {
+		if k == r.rounds-1 || far <= k && b != nil && b.OK && !b.Stale && b.Call-d >= r.lastReturn[k] {
 			out = append(out, piece{from: from, to: k})
 			from = k + 1
 		}

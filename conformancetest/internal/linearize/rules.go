@@ -19,6 +19,10 @@ type explanation struct {
 	// always is a rule broken whatever the bound ("" when none): no
 	// staleness makes the history pass.
 	always FailureKind
+	// strict says whether a request that the linearizability check
+	// holds broke a rule (not only lists marked stale, which it leaves
+	// out): porcupine must then find no order.
+	strict bool
 }
 
 // rules applies the direct rules, each sufficient for a violation, with
@@ -30,14 +34,16 @@ type rules struct {
 	// quantity, by call, with the earliest return of those from each
 	// index on.
 	per []known
-	// shown holds, per pet, the writes lists showed, by the return of
-	// the list that showed them; newest[s][j] is the index of the newest
-	// write (by call) shown up to j: a list sent after a list that
-	// showed a write was answered must show it, or a later one.
-	shown  [][]shownAt
-	newest [][]int
-	// found holds the first case of each rule broken, and how many.
+	// shown holds the writes the lists the linearizability check holds
+	// showed; staleShown those lists marked stale showed (see
+	// witnesses).
+	shown, staleShown witnesses
+	// found holds the first case of each rule broken, and how many;
+	// byStrict the kinds broken by a request that the linearizability
+	// check holds. onStale is set while a list marked stale is judged.
 	found       map[FailureKind]*Failure
+	byStrict    map[FailureKind]bool
+	onStale     bool
 	staleByBase []int
 	need        int64
 }
@@ -45,6 +51,15 @@ type rules struct {
 type known struct {
 	calls, rets, sufMin []int64
 	ops                 []*op
+}
+
+// witnesses holds, per pet, the writes lists showed, by the return of
+// the list that showed them; newest[s][j] is the index of the newest
+// write (by call) shown up to j: a list sent after a list that showed a
+// write was answered must show it, or a later one.
+type witnesses struct {
+	shown  [][]shownAt
+	newest [][]int
 }
 
 type shownAt struct {
@@ -55,7 +70,7 @@ type shownAt struct {
 
 // explain applies the direct rules with each list's call moved d earlier.
 func (r *judgement) explain(d int64) explanation {
-	x := &rules{r: r, d: d, found: map[FailureKind]*Failure{}, staleByBase: make([]int, len(r.h.Bases))}
+	x := &rules{r: r, d: d, found: map[FailureKind]*Failure{}, byStrict: map[FailureKind]bool{}, staleByBase: make([]int, len(r.h.Bases))}
 	x.indexKnown()
 	x.indexShown()
 	for i := range r.ops {
@@ -63,17 +78,21 @@ func (r *judgement) explain(d int64) explanation {
 		switch {
 		case o.Kind == Update:
 			x.checkUpdate(o)
+		case o.OK && o.Stale:
+			x.checkStale(o)
 		case o.OK:
 			x.checkList(o)
 		}
 	}
-	ex := explanation{need: x.need}
+	ex := explanation{need: x.need, strict: len(x.byStrict) > 0}
+	// The observed staleness is the strict lists': a list marked stale
+	// is judged against its own bound.
 	for _, k := range []FailureKind{MixedInstants, FutureWrite, NeverWritten, MissingPet, AnotherWrite} {
-		if x.found[k] != nil && ex.always == "" {
+		if x.byStrict[k] && ex.always == "" {
 			ex.always = k
 		}
 	}
-	for _, k := range []FailureKind{MissedUpdate, OlderThanBound, WriteTakenBack, MixedInstants, FutureWrite, NeverWritten, MissingPet, AnotherWrite} {
+	for _, k := range []FailureKind{MissedUpdate, OlderThanBound, StaleBeyondBound, UnexpectedStale, WriteTakenBack, MixedInstants, FutureWrite, NeverWritten, MissingPet, AnotherWrite} {
 		if f := x.found[k]; f != nil {
 			if k == MissedUpdate || k == OlderThanBound {
 				f.ByBase = x.staleByBase
@@ -105,31 +124,40 @@ func (x *rules) indexKnown() {
 	}
 }
 
+// indexShown indexes the writes lists showed: those the check holds in
+// shown, those marked stale in staleShown.
 func (x *rules) indexShown() {
+	x.shown = x.witnessesOf(func(i int) bool { return x.r.keep[i] })
+	x.staleShown = x.witnessesOf(func(i int) bool { return x.r.ops[i].Stale })
+}
+
+// witnessesOf indexes the writes shown by the lists answered 200 that
+// pick picks.
+func (x *rules) witnessesOf(pick func(i int) bool) witnesses {
 	pets := len(x.r.h.Pets)
-	x.shown = make([][]shownAt, pets)
+	ws := witnesses{shown: make([][]shownAt, pets), newest: make([][]int, pets)}
 	for i := range x.r.ops {
 		o := &x.r.ops[i]
-		if o.Kind != List || !o.OK || !x.r.keep[i] {
+		if o.Kind != List || !o.OK || !pick(i) {
 			continue
 		}
 		for s, q := range o.Seen[:pets] {
 			if w := x.r.writes[q]; w != nil && w.Slot == s {
-				x.shown[s] = append(x.shown[s], shownAt{o.ret, o, w})
+				ws.shown[s] = append(ws.shown[s], shownAt{o.ret, o, w})
 			}
 		}
 	}
-	x.newest = make([][]int, pets)
-	for s, sh := range x.shown {
+	for s, sh := range ws.shown {
 		slices.SortFunc(sh, func(a, b shownAt) int { return cmp.Compare(a.ret, b.ret) })
-		x.newest[s] = make([]int, len(sh))
+		ws.newest[s] = make([]int, len(sh))
 		for j := range sh {
-			x.newest[s][j] = j
-			if j > 0 && sh[x.newest[s][j-1]].w.Call > sh[j].w.Call {
-				x.newest[s][j] = x.newest[s][j-1]
+			ws.newest[s][j] = j
+			if j > 0 && sh[ws.newest[s][j-1]].w.Call > sh[j].w.Call {
+				ws.newest[s][j] = ws.newest[s][j-1]
 			}
 		}
 	}
+	return ws
 }
 
 // firstAfter returns the earliest return of a known update of pet s
@@ -179,12 +207,12 @@ func after(w *op) int64 {
 
 // takenBack returns the list answered before t that showed the newest
 // write of pet s sent after t0, and that write; nil when none did.
-func (x *rules) takenBack(s int, t0, t int64) (*op, *op) {
-	n, _ := slices.BinarySearchFunc(x.shown[s], t, func(a shownAt, t int64) int { return cmp.Compare(a.ret, t) })
+func (ws *witnesses) takenBack(s int, t0, t int64) (*op, *op) {
+	n, _ := slices.BinarySearchFunc(ws.shown[s], t, func(a shownAt, t int64) int { return cmp.Compare(a.ret, t) })
 	if n == 0 {
 		return nil, nil
 	}
-	if sh := x.shown[s][x.newest[s][n-1]]; sh.w.Call > t0 {
+	if sh := ws.shown[s][ws.newest[s][n-1]]; sh.w.Call > t0 {
 		return sh.list, sh.w
 	}
 	return nil, nil
@@ -192,17 +220,30 @@ func (x *rules) takenBack(s int, t0, t int64) (*op, *op) {
 
 // takenBackNeed returns how long after the first list that showed a
 // write of pet s sent after t0 was answered t is (0 when none was).
-func (x *rules) takenBackNeed(s int, t0, t int64) int64 {
-	j, found := slices.BinarySearchFunc(x.newest[s], t0, func(k int, t0 int64) int {
-		if x.shown[s][k].w.Call > t0 {
+func (ws *witnesses) takenBackNeed(s int, t0, t int64) int64 {
+	sh := ws.firstShownAfter(s, t0)
+	if sh == nil || sh.ret >= t {
+		return 0
+	}
+	return t - sh.ret
+}
+
+// firstShownAfter returns the first list (by return) that showed a
+// write of pet s sent after t0, nil when none did.
+func (ws *witnesses) firstShownAfter(s int, t0 int64) *shownAt {
+	// newest is a running maximum by call, in the order of the lists'
+	// returns: the first entry whose newest write was sent after t0 is
+	// that write's own list, the first to show a write sent after t0.
+	j, _ := slices.BinarySearchFunc(ws.newest[s], t0, func(k int, t0 int64) int {
+		if ws.shown[s][k].w.Call > t0 {
 			return 1
 		}
 		return -1
 	})
-	if found || j == len(x.newest[s]) || x.shown[s][j].ret >= t {
-		return 0
+	if j == len(ws.newest[s]) {
+		return nil
 	}
-	return t - x.shown[s][j].ret
+	return &ws.shown[s][j]
 }
 
 // as is a request involved in a case of a rule, in role; o nil when there
@@ -215,11 +256,18 @@ type as struct {
 // note counts a case of rule k about pet: the first is kept, with the
 // requests involved.
 func (x *rules) note(k FailureKind, pet int, ops ...as) {
+	if !x.onStale {
+		x.byStrict[k] = true
+	}
 	if f := x.found[k]; f != nil {
 		f.Count++
 		return
 	}
 	f := &Failure{Kind: k, Pet: pet, Count: 1, Base: -1, Bound: time.Duration(x.d)}
+	if l := ops[0].o; l.Kind == List && l.Stale {
+		f.StaleIfError = x.r.opt.StaleIfError
+		f.Bound = staleBound(l.Op, x.r.opt.StaleIfError)
+	}
 	for _, a := range ops {
 		if a.o != nil {
 			f.Ops = append(f.Ops, Involved{Index: a.o.idx, Role: a.role})
@@ -289,9 +337,19 @@ func (x *rules) checkPet(o *op, s int, q int64, broken bool) (bool, *op) {
 		}
 		return true, nil
 	}
-	x.need = max(x.need, x.takenBackNeed(s, after(w), o.Call))
-	if l1, w1 := x.takenBack(s, after(w), o.Call-x.d); l1 != nil {
+	x.need = max(x.need, x.shown.takenBackNeed(s, after(w), o.Call))
+	if l1, w1 := x.shown.takenBack(s, after(w), o.Call-x.d); l1 != nil {
 		x.note(WriteTakenBack, s, as{RoleList, o}, as{RoleWrittenBy, w}, as{RoleShownBy, l1}, as{RoleTakenBack, w1})
+		return true, nil
+	}
+	if l1, w1 := x.staleShown.takenBack(s, after(w), o.Call-x.d); l1 != nil {
+		// A list marked stale showed a state that existed before it
+		// returned: a later write than this one had taken effect. The
+		// linearizability check leaves that list out, so the failure
+		// is counted as one of a stale list's.
+		x.onStale = true
+		x.note(WriteTakenBack, s, as{RoleList, o}, as{RoleWrittenBy, w}, as{RoleShownBy, l1}, as{RoleTakenBack, w1})
+		x.onStale = false
 		return true, nil
 	}
 	return false, w

@@ -21,13 +21,42 @@ func simulate(seed uint64, clients int, d time.Duration, pets []Pet) *History {
 // behind), and quiet left before each barrier, as a run judged against a
 // staleness bound leaves.
 func simulateStale(seed uint64, clients int, d time.Duration, pets []Pet, stale, quiet time.Duration) *History {
+	return simulateWith(seed, clients, d, pets, simOpts{stale: stale, quiet: quiet})
+}
+
+// simOpts are the ways a simulated run departs from a healthy one.
+type simOpts struct {
+	stale, quiet time.Duration
+	outage       *simOutage
+}
+
+// simOutage is a store outage of a simulated deployment that opts in to
+// answer lists from a stale state: for the requests sent from from to
+// to, every update answers 503 and takes no effect, every list through
+// the first base URL answers 503, and every list through the second
+// (and every barrier) is marked stale with Age age and shows the state
+// lag before its instant.
+type simOutage struct {
+	from, to, lag time.Duration
+	age           int64
+}
+
+func (u *simOutage) covers(o Op) bool {
+	return u != nil && o.Call >= int64(u.from) && o.Call < int64(u.to)
+}
+
+// timed is a simulated request and the instant it takes effect at.
+type timed struct {
+	o   Op
+	lin int64
+}
+
+// simulateWith returns the history of a simulated run (see simulate),
+// departing from a healthy one as opt says.
+func simulateWith(seed uint64, clients int, d time.Duration, pets []Pet, opt simOpts) *History {
 	rng := rand.New(rand.NewPCG(seed, 1))
 	h := &History{Bases: []string{"http://a/v1", "http://b/v1"}, Pets: pets, Clients: clients, Duration: d}
 	next := int64(1_000_000)
-	type timed struct {
-		o   Op
-		lin int64
-	}
 	var all []timed
 	t0 := int64(0)
 	for round := 0; t0 < int64(d); round++ {
@@ -37,7 +66,7 @@ func simulateStale(seed uint64, clients int, d time.Duration, pets []Pet, stale,
 			t := t0 + int64(rng.IntN(100_000))
 			for t < end {
 				lat := int64(200_000 + rng.IntN(1_800_000))
-				o := Op{Client: c, Base: c % 2, Call: t, Return: t + lat, Round: round}
+				o := Op{Client: c, Base: c % 2, Call: t, Return: t + lat, Round: round, Status: 200, Age: NoAge}
 				if rng.IntN(2) == 0 {
 					o.Kind, o.OK = List, true
 				} else {
@@ -49,11 +78,19 @@ func simulateStale(seed uint64, clients int, d time.Duration, pets []Pet, stale,
 				last = max(last, t)
 			}
 		}
-		last += int64(quiet)
-		b := Op{Client: clients, Kind: List, OK: true, Barrier: true, Round: round, Call: last + 1000, Return: last + 300_000}
+		last += int64(opt.quiet)
+		b := Op{Client: clients, Kind: List, OK: true, Barrier: true, Round: round, Call: last + 1000, Return: last + 300_000, Status: 200, Age: NoAge}
 		all = append(all, timed{b, last + 2000})
 		t0 = last + 301_000
 	}
+	h.Ops = settle(all, pets, opt)
+	return h
+}
+
+// settle gives each simulated request what it saw: the state at its
+// instant (lag or stale before it for a stale list), the outage's
+// answers; it returns them ordered by call.
+func settle(all []timed, pets []Pet, opt simOpts) []Op {
 	slices.SortFunc(all, func(a, b timed) int { return cmp.Compare(a.lin, b.lin) })
 	// The state after each write, to look a list's instant up in.
 	var st cstate
@@ -62,7 +99,7 @@ func simulateStale(seed uint64, clients int, d time.Duration, pets []Pet, stale,
 	}
 	times, states := []int64{math.MinInt64}, []cstate{st}
 	for _, tm := range all {
-		if tm.o.Kind == Update {
+		if tm.o.Kind == Update && !opt.outage.covers(tm.o) {
 			st[tm.o.Slot] = tm.o.Qty
 			times, states = append(times, tm.lin), append(states, st)
 		}
@@ -70,21 +107,28 @@ func simulateStale(seed uint64, clients int, d time.Duration, pets []Pet, stale,
 	ops := make([]Op, len(all))
 	for i, tm := range all {
 		o := tm.o
-		if o.Kind == List {
-			at := tm.lin
-			if o.Base == 1 {
-				at -= int64(stale)
-			}
-			j, _ := slices.BinarySearch(times, at)
-			o.Seen = states[j-1]
-		} else {
+		at := tm.lin
+		switch {
+		case o.Kind == Update && opt.outage.covers(o):
+			o.Known, o.Status, o.Answer = false, 503, "503"
+		case o.Kind == Update:
 			o.Got = o.Qty
+		case opt.outage.covers(o) && o.Base == 0 && !o.Barrier:
+			o.OK, o.Status, o.Answer = false, 503, "503"
+		case opt.outage.covers(o):
+			o.Stale, o.Age = true, opt.outage.age
+			at -= int64(opt.outage.lag)
+		case o.Base == 1:
+			at -= int64(opt.stale)
+		}
+		j, _ := slices.BinarySearch(times, at)
+		if o.Kind == List && o.OK {
+			o.Seen = states[j-1]
 		}
 		ops[i] = o
 	}
 	slices.SortFunc(ops, func(a, b Op) int { return cmp.Compare(a.Call, b.Call) })
-	h.Ops = ops
-	return h
+	return ops
 }
 
 var simPets = []Pet{{ID: 1, Qty: 5}, {ID: 2, Qty: 0}, {ID: 3, Qty: 12}}
@@ -200,7 +244,7 @@ func TestConsistencyJudged(t *testing.T) {
 		unknown := 0
 		for i := range ops {
 			if ops[i].Kind == Update && i%3 == 0 {
-				ops[i].Known, ops[i].Answer = false, "503"
+				ops[i].Known, ops[i].Answer, ops[i].Status = false, "503", 503
 				unknown++
 			}
 		}

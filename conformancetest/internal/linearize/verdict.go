@@ -23,6 +23,8 @@ type Verdict struct {
 	// millisecond, for which the history passes (0 for a history that
 	// passes strictly); nil when no bound makes it pass or none was
 	// found in time. ObservedWords says it in words, and why when nil.
+	// It is the staleness of the lists not marked stale: those are
+	// judged against their own bound (Options.StaleIfError).
 	Observed      *time.Duration
 	ObservedWords string
 
@@ -31,13 +33,29 @@ type Verdict struct {
 	drawing *drawing
 }
 
-// Counts are the requests of a judged history.
+// Counts are the requests of a judged history: what it holds, and so how
+// much its verdict says (its density).
 type Counts struct {
-	Lists       int // lists answered 200
+	Operations  int // every request of the history, failed ones included
+	Lists       int // lists answered 200 (with a list), stale ones included
+	StaleLists  int // of those, the ones marked stale (Op.Stale)
 	FailedLists int // lists that failed, dropped from the history
 	Updates     int // every update
-	Unknown     int // updates of unknown outcome
-	LeftOut     int // of those, the ones no list showed, left out
+	// UpdatesOK are the updates answered 200 with their item (Op.Known):
+	// the writes the verdict rests on. Options.MinUpdates bounds them
+	// from below.
+	UpdatesOK int
+	// Overlapped counts the updates answered 200 whose interval, from
+	// call to return as the client saw it (both ends included),
+	// intersects the interval of at least one request of another client
+	// (a list or an update, answered or not). Such an update was in
+	// flight while another client's request was: the concurrency that
+	// lets a history show a lost or reordered write. Requests of one
+	// client never overlap each other (one in flight at a time).
+	Overlapped int
+	Unknown    int // updates of unknown outcome (refusals included)
+	Refused    int // of those, the ones answered 4xx (Op.Refused)
+	LeftOut    int // of those of unknown outcome, the ones no list showed, left out
 }
 
 // FailureKind names what broke the promise. Its string is stable: the
@@ -78,6 +96,18 @@ const (
 	// CheckerBug: porcupine accepted a history that the direct rules
 	// reject: a bug of the checker.
 	CheckerBug FailureKind = "checker-bug"
+	// ThinHistory: the history holds fewer updates answered 200 than
+	// Options.MinUpdates: too few writes for its verdict to say much,
+	// so it is not a pass.
+	ThinHistory FailureKind = "thin-history"
+	// UnexpectedStale: a list was marked stale (Op.Stale) although the
+	// run was not told that the deployment may answer lists from a
+	// stale state (Options.StaleIfError zero).
+	UnexpectedStale FailureKind = "unexpected-stale"
+	// StaleBeyondBound: a list marked stale showed a state older than
+	// its bound: Options.StaleIfError, or its Age plus one second when
+	// that is less.
+	StaleBeyondBound FailureKind = "stale-beyond-bound"
 )
 
 // Role is what a request involved in a failure did there.
@@ -140,7 +170,9 @@ type Failure struct {
 	// ByBase counts, for MissedUpdate and OlderThanBound, the stale
 	// lists through each base URL.
 	ByBase []int
-	// Bound is the staleness bound the history was judged against.
+	// Bound is the staleness bound the history was judged against
+	// (Options.Staleness); for a failure of a list marked stale, that
+	// list's own bound (see StaleIfError).
 	Bound time.Duration
 	// Pieces, OfPieces and Span are, for Unorderable without a stuck
 	// request, how many pieces of the history porcupine found no order
@@ -151,6 +183,20 @@ type Failure struct {
 	// found starts from (a quantity per pet); nil when none was found in
 	// time.
 	From []int64
+	// Updates and MinUpdates are, for ThinHistory, the updates answered
+	// 200 that the history holds and the minimum it was judged against.
+	Updates, MinUpdates int
+	// StaleIfError is, for a failure of a list marked stale, the
+	// stale-if-error bound the history was judged against
+	// (Options.StaleIfError); Bound is then the list's own bound, the
+	// lesser of it and the list's Age plus one second.
+	StaleIfError time.Duration
+	// Fault is the fault the failure followed, an index in
+	// History.Faults: the last one applied (Fault.AppliedNs) at or
+	// before the latest call among the requests in Ops, the one that
+	// saw the harm. -1 when the history has no fault, the failure names
+	// no request, or its requests were all sent before the first fault.
+	Fault int
 
 	Problem  string
 	Expected string

@@ -16,7 +16,7 @@ func Words(h *History, f Failure) (problem, expected string) {
 	w := words{h: h, f: &f}
 	switch f.Kind {
 	case NoLists:
-		return w.noLists(), "lists answered 200 through every base URL of the deployment"
+		problem, expected = w.noLists(), "lists answered 200 through every base URL of the deployment"
 	case MissedUpdate, OlderThanBound:
 		problem = w.missed(d)
 	case WriteTakenBack:
@@ -37,6 +37,13 @@ func Words(h *History, f Failure) (problem, expected string) {
 		problem = w.unorderable()
 	case CheckerBug:
 		problem = "conformancetest bug: porcupine accepted a history that the direct rules reject; the rules' findings above stand"
+	case ThinHistory:
+		problem, expected = w.thin()
+	case UnexpectedStale:
+		problem = fmt.Sprintf("%s was marked stale: the deployment answered it from a state its store confirmed earlier, but the run was not told it may (-consistency-stale-if-error), so it is judged as any list", w.op(RoleList))
+		expected = "every list answered from the current state, or a deployment that declares its stale-if-error bound judged with it (-consistency-stale-if-error D; CONTRACT.md §Consistency)"
+	case StaleBeyondBound:
+		problem = w.staleBeyond()
 	default:
 		problem = fmt.Sprintf("a failure of kind %q", f.Kind)
 	}
@@ -50,7 +57,74 @@ func Words(h *History, f Failure) (problem, expected string) {
 		}
 		problem += "; stale lists by base URL: " + strings.Join(by, ", ")
 	}
-	return problem, linearizable(d)
+	problem += w.afterFault()
+	switch {
+	case expected != "":
+	case w.staleList():
+		expected = staleExpected(f)
+	default:
+		expected = linearizable(d)
+	}
+	return problem, expected
+}
+
+// afterFault says which fault of the schedule the failure followed, ""
+// for a run without faults or a failure that names no request.
+func (w words) afterFault() string {
+	switch f := w.f; {
+	case f.Fault >= 0 && f.Fault < len(w.h.Faults):
+		ft := w.h.Faults[f.Fault]
+		return fmt.Sprintf(" (after the fault %q, applied at %s)", ft.Fault, at(ft.AppliedNs))
+	case len(w.h.Faults) > 0 && len(f.Ops) > 0:
+		return " (before any fault of the schedule)"
+	}
+	return ""
+}
+
+// staleList reports whether the failure is of a list marked stale.
+func (w words) staleList() bool {
+	o := w.req(RoleList)
+	return o != nil && o.Kind == List && o.Stale
+}
+
+func (w words) thin() (problem, expected string) {
+	f := w.f
+	problem = fmt.Sprintf("the history holds %d updates answered 200, fewer than the minimum of %d (-consistency-min-updates): "+
+		"a verdict resting on so few writes says little, so it is no pass. %d clients ran for %v over %d base URLs; "+
+		"run longer (-consistency), with more clients (-consistency-clients), or find what kept the updates from being answered 200 (the faults of the schedule, a slow path to the deployment)",
+		f.Updates, f.MinUpdates, w.h.Clients, w.h.Duration, len(w.h.Bases))
+	return problem, fmt.Sprintf("at least %d updates answered 200 in the run, so that its verdict rests on enough writes", f.MinUpdates)
+}
+
+// staleBy says what the list's bound is made of: the stale-if-error
+// bound, or its Age plus one second when less.
+func (w words) staleBy() string {
+	o, f := w.req(RoleList), w.f
+	switch {
+	case o.Age < 0:
+		return fmt.Sprintf("the stale-if-error bound of %v (it gave no Age)", f.StaleIfError)
+	case f.Bound < f.StaleIfError:
+		return fmt.Sprintf("its Age of %d s plus 1 s, less than the stale-if-error bound of %v", o.Age, f.StaleIfError)
+	}
+	return fmt.Sprintf("the stale-if-error bound of %v (its Age: %d s)", f.StaleIfError, o.Age)
+}
+
+func (w words) staleBeyond() string {
+	l, missed := w.req(RoleList), w.req(RoleMissed)
+	since := missed.Return
+	how := fmt.Sprintf("%s had replaced by the time it was answered", w.op(RoleMissed))
+	if sb := w.req(RoleShownBy); sb != nil {
+		since = sb.Return
+		how = fmt.Sprintf("%s had shown replaced by %s", w.op(RoleShownBy), w.op(RoleMissed))
+	}
+	return fmt.Sprintf("%s showed pet %d at quantity %d (%s), which %s: a state at least %s older than the list's call, more than its bound of %s, %s",
+		w.op(RoleList), w.pet(), w.shown(), w.was(), how, msOf(l.Call-since), msOf(int64(w.f.Bound)), w.staleBy())
+}
+
+// staleExpected is what the promise expects of a list marked stale.
+func staleExpected(f Failure) string {
+	return fmt.Sprintf("a list marked stale to show the inventory as it was at one instant at most %s before the list was sent (the lesser of the stale-if-error bound, %v, and its Age plus 1 s): every pet as one write left it, no write that was never made (CONTRACT.md §Consistency)",
+		msOf(int64(f.Bound)), f.StaleIfError)
 }
 
 // words are the parts of a failure's sentences.
@@ -110,8 +184,12 @@ func (w words) takenBack() string {
 
 func (w words) mixed() string {
 	newest := w.req(RoleNewest)
-	return fmt.Sprintf("%s mixed two instants: it showed pet %d at %d, written by %s, and pet %d at %d although %s, answered before that write was sent, had replaced it",
-		w.op(RoleList), w.h.Pets[newest.Slot].ID, newest.Qty, w.op(RoleNewest), w.pet(), w.shown(), w.op(RoleMissed))
+	replaced := fmt.Sprintf("%s, answered before that write was sent, had replaced it", w.op(RoleMissed))
+	if w.req(RoleShownBy) != nil {
+		replaced = fmt.Sprintf("%s, answered before that write was sent, had shown it replaced by %s", w.op(RoleShownBy), w.op(RoleMissed))
+	}
+	return fmt.Sprintf("%s mixed two instants: it showed pet %d at %d, written by %s, and pet %d at %d although %s",
+		w.op(RoleList), w.h.Pets[newest.Slot].ID, newest.Qty, w.op(RoleNewest), w.pet(), w.shown(), replaced)
 }
 
 func (w words) anotherWrite() string {
@@ -185,7 +263,14 @@ func linearizable(d int64) string {
 // describeOp names a request for the words of a failure.
 func describeOp(h *History, o *Op) string {
 	if o.Kind == List {
-		return fmt.Sprintf("the list by client %d through %s, sent at %s and answered at %s", o.Client, h.Bases[o.Base], at(o.Call), at(o.Return))
+		stale := ""
+		switch {
+		case o.Stale && o.Age >= 0:
+			stale = fmt.Sprintf(" (marked stale, Age %d s)", o.Age)
+		case o.Stale:
+			stale = " (marked stale, without an Age)"
+		}
+		return fmt.Sprintf("the list by client %d through %s, sent at %s and answered at %s%s", o.Client, h.Bases[o.Base], at(o.Call), at(o.Return), stale)
 	}
 	return fmt.Sprintf("the update of pet %d to %d by client %d through %s, sent at %s and answered %s at %s",
 		h.Pets[o.Slot].ID, o.Qty, o.Client, h.Bases[o.Base], at(o.Call), o.Answer, at(o.Return))

@@ -17,13 +17,13 @@ func wordsHistory(ops ...Op) *History {
 }
 
 func list(client, base int, call, ret int64, a, b, c int64) Op {
-	return Op{Client: client, Base: base, Kind: List, Call: call, Return: ret, OK: true, Seen: [MaxPets]int64{a, b, c}}
+	return Op{Client: client, Base: base, Kind: List, Call: call, Return: ret, OK: true, Seen: [MaxPets]int64{a, b, c}, Status: 200, Age: NoAge}
 }
 
 func update(client, base int, call, ret int64, slot int, qty int64, known bool) Op {
-	o := Op{Client: client, Base: base, Kind: Update, Call: call, Return: ret, Slot: slot, Qty: qty, Known: known, Answer: `503 (code "unavailable")`}
+	o := Op{Client: client, Base: base, Kind: Update, Call: call, Return: ret, Slot: slot, Qty: qty, Known: known, Answer: `503 (code "unavailable")`, Status: 503, Age: NoAge}
 	if known {
-		o.Got, o.Answer = qty, "200"
+		o.Got, o.Answer, o.Status = qty, "200", 200
 	}
 	return o
 }
@@ -124,6 +124,7 @@ func TestWordsOfEveryKind(t *testing.T) {
 		update(2, 1, 4*ms, 5*ms, 1, 1000001, true),   // 2
 		list(3, 0, 20*ms, 21*ms, 5, 0, 12),           // 3
 		Op{Client: 1, Base: 1, Kind: List, Call: 30 * ms, Return: 31 * ms, Answer: "503 (code \"unavailable\")"}, // 4
+		staleList(2, 1, 40*ms, 41*ms, 4, 5, 0, 12),                                                               // 5
 	)
 	h.Ops[2].Got = 1000000
 	for _, tc := range []struct {
@@ -153,6 +154,13 @@ func TestWordsOfEveryKind(t *testing.T) {
 			[]string{"no order of the requests", "(porcupine found none in 2 of 5 pieces of the history, the first from 0.001s to 0.040s)", "see the picture (-consistency-html)"}},
 		{Failure{Kind: CheckerBug, Pet: -1, Count: 1},
 			[]string{"conformancetest bug: porcupine accepted a history that the direct rules reject"}},
+		{Failure{Kind: ThinHistory, Pet: -1, Count: 1, Updates: 6, MinUpdates: 20},
+			[]string{"the history holds 6 updates answered 200, fewer than the minimum of 20 (-consistency-min-updates)", "4 clients ran for 1s over 2 base URLs; run longer (-consistency), with more clients"}},
+		{Failure{Kind: UnexpectedStale, Pet: -1, Count: 2, Ops: []Involved{{5, RoleList}}},
+			[]string{"2 such requests; the first: the list by client 2 through http://b/v1, sent at 0.040s and answered at 0.041s (marked stale, Age 4 s) was marked stale", "the run was not told it may (-consistency-stale-if-error)"}},
+		{Failure{Kind: StaleBeyondBound, Pet: 0, Count: 1, Bound: 5 * time.Second, StaleIfError: 5 * time.Second, Ops: []Involved{{5, RoleList}, {0, RoleMissed}, {1, RoleShownBy}}},
+			[]string{"(marked stale, Age 4 s) showed pet 1 at quantity 5 (the quantity before the run), which the list by client 1 through http://b/v1, sent at 0.002s and answered at 0.003s had shown replaced by the update of pet 1 to 1000000",
+				"a state at least 37 ms older than the list's call, more than its bound of 5000 ms, the stale-if-error bound of 5s (its Age: 4 s)"}},
 	} {
 		problem, expected := Words(h, tc.f)
 		for _, want := range tc.want {
@@ -161,9 +169,64 @@ func TestWordsOfEveryKind(t *testing.T) {
 			}
 		}
 		moved := strings.Contains(expected, "moved 10 ms earlier (the staleness bound)")
-		if tc.f.Kind != NoLists && (!strings.Contains(expected, "CONTRACT.md §Consistency") || moved != (tc.f.Bound > 0)) {
-			t.Errorf("%s: expected %q", tc.f.Kind, expected)
+		switch tc.f.Kind {
+		case NoLists, ThinHistory, UnexpectedStale:
+		case StaleBeyondBound:
+			if !strings.Contains(expected, "a list marked stale to show the inventory as it was at one instant at most 5000 ms before the list was sent") {
+				t.Errorf("%s: expected %q", tc.f.Kind, expected)
+			}
+		default:
+			if !strings.Contains(expected, "CONTRACT.md §Consistency") || moved != (tc.f.Bound > 0) {
+				t.Errorf("%s: expected %q", tc.f.Kind, expected)
+			}
 		}
+		if strings.Contains(problem, "after the fault") || strings.Contains(problem, "before any fault") {
+			t.Errorf("%s: a fault named in a run without faults: %s", tc.f.Kind, problem)
+		}
+	}
+}
+
+// TestWordsOfTheFaultFollowed: a failure names the fault its latest
+// request followed, in its data and in its words, or says it came before
+// any; a failure that names no request says nothing of faults.
+func TestWordsOfTheFaultFollowed(t *testing.T) {
+	h := wordsHistory(
+		update(0, 0, 0, 1*ms, 0, 1000000, true),      // 0
+		list(1, 1, 2*ms, 3*ms, 5, 0, 12),             // 1
+		update(2, 1, 40*ms, 41*ms, 1, 1000001, true), // 2
+		list(3, 0, 60*ms, 61*ms, 1000000, 0, 12),     // 3
+		list(3, 0, 70*ms, 71*ms, 5, 1000001, 12),     // 4
+		update(2, 1, 80*ms, 81*ms, 1, 1000002, true), // 5
+	)
+	h.Faults = []Fault{
+		{Fault: "50ms redis-failover", Kind: "redis-failover", OffsetNs: 50 * ms, AppliedNs: 50 * ms},
+		{Fault: "1ms redis-kill-clients", Kind: "redis-kill-clients", OffsetNs: ms, AppliedNs: 1500 * 1000},
+		{Fault: "75ms redis-pause 1s", Kind: "redis-pause", OffsetNs: 75 * ms, AppliedNs: 75 * ms},
+	}
+	for _, tc := range []struct {
+		ops  []Involved
+		want int
+		says string
+	}{
+		{[]Involved{{4, RoleList}, {0, RoleMissed}}, 0, ` (after the fault "50ms redis-failover", applied at 0.050s)`},
+		{[]Involved{{1, RoleList}}, 1, ` (after the fault "1ms redis-kill-clients", applied at 0.002s)`},
+		{[]Involved{{0, RoleUpdate}}, -1, ` (before any fault of the schedule)`},
+		{[]Involved{{5, RoleUpdate}, {0, RoleWrittenBy}}, 2, ` (after the fault "75ms redis-pause 1s", applied at 0.075s)`},
+		{nil, -1, ""},
+	} {
+		f := Failure{Kind: Unorderable, Pet: -1, Count: 1, Ops: tc.ops}
+		if f.Fault = afterFault(h, &f); f.Fault != tc.want {
+			t.Errorf("%v: fault %d, want %d", tc.ops, f.Fault, tc.want)
+		}
+		if problem, _ := Words(h, f); !strings.HasSuffix(problem, tc.says) || tc.says == "" && strings.Contains(problem, "fault of") {
+			t.Errorf("%v: %s", tc.ops, problem)
+		}
+	}
+	// Judged: the first of the lists that missed an update, sent after
+	// the second fault (the earliest applied).
+	v := Judge(h, Options{})
+	if len(v.Failures) == 0 || v.Failures[0].Kind != MissedUpdate || v.Failures[0].Fault != 1 {
+		t.Fatalf("%v %+v", kinds(v), v.Failures)
 	}
 }
 
@@ -198,16 +261,18 @@ func TestDraw(t *testing.T) {
 		i++
 	}
 	h.Ops[i].Seen[1] = 424242
+	h.Faults = []Fault{{Fault: "10ms redis-kill-clients", Kind: "redis-kill-clients", OffsetNs: 10 * ms, AppliedNs: 10 * ms}}
 	v := Judge(h, Options{})
 	var page bytes.Buffer
 	if err := v.Draw(&page); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(page.String(), "<html") || !strings.Contains(page.String(), "a write that was never made") {
-		t.Errorf("the picture (%d bytes) does not mark the violation", page.Len())
+	if !strings.Contains(page.String(), "<html") || !strings.Contains(page.String(), "a write that was never made") ||
+		!strings.Contains(page.String(), `(after the fault \"10ms redis-kill-clients\", applied at 0.010s)`) {
+		t.Errorf("the picture (%d bytes) does not mark the violation, with the fault it followed", page.Len())
 	}
 	var saved bytes.Buffer
-	if err := WriteHistory(&saved, h, time.Now(), 0, &v); err != nil {
+	if err := WriteHistory(&saved, h, time.Now(), Options{}, &v); err != nil {
 		t.Fatal(err)
 	}
 	back, err := ReadHistory(&saved)
