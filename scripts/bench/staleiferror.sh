@@ -6,9 +6,11 @@
 # bound) ROUNDS times (9), each with -test.count 1 after waiting for a
 # quiet machine, so that the sides of a round run one after the other and
 # each ratio is taken within a round. Output: OUT/staleiferror/r<round>.txt,
-# one line per round and mode with off ns/op ÷ on ns/op (the fraction of
-# the throughput without the option that the option keeps), off ÷ off2
-# (the noise) and the sides' allocations, then the medians.
+# one line per round and mode with off ns/op ÷ on ns/op and off2 ÷ on
+# (the fraction of the throughput without the option that the option
+# keeps, against the side before it and the side after it: the first side
+# of a round runs colder), off ÷ off2 (the noise, position included) and
+# the sides' allocations, then the medians.
 #
 #   scripts/bench/staleiferror.sh /tmp/bench 9
 source "$(dirname "$0")/common.sh"
@@ -31,11 +33,11 @@ for r in $(seq "$rounds"); do
 		off=$(field "$(side off)" ns/op "$f") on=$(field "$(side on)" ns/op "$f") off2=$(field "$(side off2)" ns/op "$f")
 		aoff=$(field "$(side off)" allocs/op "$f") aon=$(field "$(side on)" allocs/op "$f")
 		awk -v r="$r" -v m="$m" -v a="$off" -v b="$on" -v c="$off2" -v x="$aoff" -v y="$aon" 'BEGIN {
-			printf "round %d %s: off %s ns/op, on %s, off2 %s; off ÷ on %.3f; off ÷ off2 %.3f; allocs/op off %s on %s\n", r, m, a, b, c, a / b, a / c, x, y }'
+			printf "round %d %s: off %s ns/op, on %s, off2 %s; off ÷ on %.3f; off2 ÷ on %.3f; off ÷ off2 %.3f; allocs/op off %s on %s\n", r, m, a, b, c, a / b, c / b, a / c, x, y }'
 	done
 done | tee "$dir/rounds.txt"
 for m in strict bound50ms; do
-	for what in "off ÷ on" "off ÷ off2"; do
+	for what in "off ÷ on" "off2 ÷ on" "off ÷ off2"; do
 		grep " $m:" "$dir/rounds.txt" | awk -v w="$what" '{ split($0, p, w " "); split(p[2], q, ";"); print q[1] }' |
 			sort -g | awk -v m="$m" -v w="$what" '{ v[NR] = $1 } END {
 			med = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
