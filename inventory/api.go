@@ -77,6 +77,7 @@ type API struct {
 	obs          Observer       // nil: nothing is measured
 	lists        lister         // the list body, kept current (listcache.go)
 	outages      logrepeat.Gate // the store-unavailable warnings
+	listCache    *wire.Header   // a list's Cache-Control under WithStaleIfError; nil: the default
 }
 
 // New returns an API over store. It fails, rather than serve the API open,
@@ -95,7 +96,7 @@ func New(store Store, opts ...Option) (*API, error) {
 		o(&c)
 	}
 	a := &API{svc: svc, maxBody: c.maxBodyBytes, log: c.logger, storeTimeout: c.storeTimeout, bodyTimeout: c.bodyTimeout, obs: c.observer}
-	a.lists.api, a.lists.maxStale, a.lists.now = a, c.maxStaleness, time.Now
+	a.lists.api, a.lists.maxStale, a.lists.staleIfError, a.lists.now = a, c.maxStaleness, c.staleIfError, time.Now
 	switch {
 	case c.keysSet && c.authenticator != nil:
 		return nil, errors.New("inventory: New: WithAPIKeys and WithAuthenticator both given; use one")
@@ -121,10 +122,35 @@ func New(store Store, opts ...Option) (*API, error) {
 	if a.storeTimeout < 0 {
 		return nil, fmt.Errorf("inventory: New: WithStoreTimeout(%v): must not be negative", a.storeTimeout)
 	}
+	if err := checkStaleIfError(c); err != nil {
+		return nil, fmt.Errorf("inventory: New: %w", err)
+	}
+	if c.staleIfError > 0 {
+		a.listCache = wire.ListCacheControl(int64(c.staleIfError / time.Second))
+	}
 	if a.log == nil {
 		a.log = slog.Default()
 	}
 	return a, nil
+}
+
+// checkStaleIfError checks WithStaleIfError's bound against the options
+// it works with.
+func checkStaleIfError(c config) error {
+	d := c.staleIfError
+	switch {
+	case d == 0:
+		return nil
+	case d < 0:
+		return fmt.Errorf("WithStaleIfError(%v): must not be negative (0 turns it off)", d)
+	case d%time.Second != 0:
+		return fmt.Errorf("WithStaleIfError(%v): must be a whole number of seconds, as Age and Cache-Control's stale-if-error count it", d)
+	case c.storeTimeout <= 0:
+		return fmt.Errorf("WithStaleIfError(%v) needs WithStoreTimeout: without a store timeout a list waits for a store that stopped answering as long as its request lasts, and is never answered stale", d)
+	case d <= c.maxStaleness:
+		return fmt.Errorf("WithStaleIfError(%v): must be longer than WithMaxStaleness(%v), which already answers lists from a state that old", d, c.maxStaleness)
+	}
+	return nil
 }
 
 // BodyTimeout returns how long the API waits for an update's body
@@ -233,15 +259,23 @@ func (a *API) authenticate(ctx context.Context, header string) (wire.Response, b
 // list answers a list: the store's current state (asked for first, also
 // for a conditional list, so that no 304 is older than a write answered
 // before the request began), or under WithMaxStaleness a state read within
-// the bound unless the request asks for no-cache; gzip when the client
-// accepts it and the body is large enough, 304 when If-None-Match names
-// the tag of what would be sent.
+// the bound unless the request asks for no-cache, or under
+// WithStaleIfError, when the store is out, the held state within that
+// bound, marked stale; gzip when the client accepts it and the body is
+// large enough, 304 when If-None-Match names the tag of what would be
+// sent.
 func (a *API) list(ctx context.Context, req *wire.Request) wire.Response {
-	st, err := a.lists.recent(ctx, noCache(req.CacheControl))
+	strict := noCache(req.CacheControl)
+	st, err := a.lists.recent(ctx, strict)
+	var age time.Duration
+	stale := false
 	if err != nil {
-		return a.fail(ctx, "list", err)
+		if st, age, stale = a.lists.stale(ctx, err, strict); !stale {
+			return a.fail(ctx, "list", err)
+		}
 	}
-	r := wire.Response{Status: http.StatusOK, Pieces: st.Pieces, ContentLength: st.ContentLength, ETag: st.ETag}
+	r := wire.Response{Status: http.StatusOK, Pieces: st.Pieces, ContentLength: st.ContentLength, ETag: st.ETag,
+		ListCache: a.listCache, Stale: stale, StaleAge: age}
 	if st.GzipPieces != nil && acceptsGzip(req.AcceptEncoding) {
 		r.Pieces, r.ContentLength, r.ETag, r.Gzip = st.GzipPieces, st.GzipContentLength, st.GzipETag, true
 	}

@@ -20,7 +20,8 @@
 //
 // Build an API over a Store with New and options (WithAPIKeys or
 // WithAuthenticator, WithMaxBodyBytes, WithBodyTimeout, WithStoreTimeout,
-// WithLogger, WithObserver), then mount it:
+// WithMaxStaleness, WithStaleIfError, WithLogger, WithObserver), then
+// mount it:
 //
 //   - net/http: the API is an http.Handler (under http.StripPrefix);
 //     API.Register mounts it on a ServeMux; API.Middleware mounts it on
@@ -56,7 +57,8 @@
 // # Observing
 //
 // WithObserver sets an Observer told about every request (route, method,
-// status, error code, duration) and every store call (operation, outcome,
+// status, error code, duration, and whether a list was answered stale)
+// and every store call (operation, outcome,
 // duration). It is an option of New, not a Store wrapper, because only the
 // API knows a request's route, status and code, and the outcome it
 // answered a store error with; a Store wrapper may still add its own.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 )
 
 // Code is the machine-readable code of an Error response. The set is closed:
@@ -103,8 +104,54 @@ func Unavailable(cause error) error {
 // answers it 503 with Retry-After, as any unavailable error. message must
 // hold no secret (no address, no credential); cause is for logs and
 // errors.Is only.
+//
+// Such an error says the inventory itself is gone or never was, not that
+// the store is out of reach for now: a list that meets it is never
+// answered from a state the API holds (WithStaleIfError), and neither is
+// any list after a store read met it, until a store read succeeds.
 func UnavailableBecause(message string, cause error) error {
 	return &Error{code: CodeUnavailable, message: message, err: cause, told: true}
+}
+
+// outage reports whether err is an outage of the store, which a list may
+// be answered stale through (WithStaleIfError): an error answered 503
+// (asError) that is not, and does not wrap, UnavailableBecause's fault of
+// the inventory itself, which no list ever is. It returns the outage's
+// cause for the log: what the store said, without the generic message.
+func outage(err error) (cause string, ok bool) {
+	if e, _ := asError(err); e.code != CodeUnavailable || vanished(err) {
+		return "", false
+	}
+	var ie *Error
+	switch {
+	case !errors.As(err, &ie):
+		return err.Error(), true // a done context's error
+	case ie.err != nil:
+		return ie.err.Error(), true
+	}
+	return ie.message, true
+}
+
+// vanished reports whether err is, or wraps, an error of
+// UnavailableBecause: a fault of the inventory itself (a store never
+// initialized, or wiped). Every error of the chain is looked at, not only
+// the first *Error: a store may wrap the fault in an Unavailable of its
+// own.
+func vanished(err error) bool {
+	for err != nil {
+		if ie, ok := err.(*Error); ok && ie.told {
+			return true
+		}
+		switch u := err.(type) {
+		case interface{ Unwrap() error }:
+			err = u.Unwrap()
+		case interface{ Unwrap() []error }:
+			return slices.ContainsFunc(u.Unwrap(), vanished)
+		default:
+			return false
+		}
+	}
+	return false
 }
 
 // Code is the error's code, one of the Code constants.

@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
+	"time"
 
 	"github.com/petinventory/petinventory/inventory"
 	memstore "github.com/petinventory/petinventory/storage/memory"
@@ -199,4 +202,65 @@ func ExampleAPI_Middleware() {
 	// 200 [{"petId":1,"quantity":3,"status":"available"}]
 	// 405 {"code":"method_not_allowed","message":"method PROPFIND is not allowed here; this path allows PATCH","status":405}
 	// 200 ok
+}
+
+// outage is a memory store that can be taken out of reach, as a Redis
+// store is by a failover: its reads fail with an unavailable error.
+type outage struct {
+	*memstore.Store
+	down atomic.Bool
+}
+
+func (s *outage) List(ctx context.Context) ([]inventory.Item, error) {
+	if s.down.Load() {
+		return nil, inventory.Unavailable(errors.New("connection refused"))
+	}
+	return s.Store.List(ctx)
+}
+
+func (s *outage) ListChanges(ctx context.Context, since string) (inventory.Changes, error) {
+	if s.down.Load() {
+		return inventory.Changes{}, inventory.Unavailable(errors.New("connection refused"))
+	}
+	return s.Store.ListChanges(ctx, since)
+}
+
+// A storefront keeps showing the inventory through a store outage of up
+// to 30 s: lists are answered from the last state the store confirmed,
+// with its Age and the stale mark; a client that needs the current
+// state (an order service) sends Cache-Control: no-cache and gets 503.
+func ExampleWithStaleIfError() {
+	mem, _ := memstore.New(inventory.Item{PetID: 1, Quantity: 3, Status: inventory.StatusAvailable})
+	store := &outage{Store: mem}
+	api, err := inventory.New(store, inventory.WithAPIKeys("demo-key"),
+		inventory.WithStoreTimeout(2*time.Second), inventory.WithStaleIfError(30*time.Second),
+		inventory.WithLogger(slog.New(slog.DiscardHandler)))
+	if err != nil {
+		panic(err)
+	}
+	if err := api.Preload(context.Background()); err != nil { // a server does it before it is ready
+		panic(err)
+	}
+	srv := httptest.NewServer(http.StripPrefix("/v1", api))
+	defer srv.Close()
+
+	store.down.Store(true)
+	for _, cacheControl := range []string{"", "no-cache"} {
+		req, _ := http.NewRequest("GET", srv.URL+"/v1/inventory", nil)
+		req.Header.Set("Authorization", "Bearer demo-key")
+		req.Header.Set("Cache-Control", cacheControl)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			panic(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		fmt.Println(resp.StatusCode, string(b))
+		fmt.Printf("  Age: %q, Cache-Status: %q, Cache-Control: %q\n", resp.Header.Get("Age"), resp.Header.Get("Cache-Status"), resp.Header.Get("Cache-Control"))
+	}
+	// Output:
+	// 200 [{"petId":1,"quantity":3,"status":"available"}]
+	//   Age: "0", Cache-Status: "petinventory; fwd=stale; fwd-status=503", Cache-Control: "private, no-cache, stale-if-error=30"
+	// 503 {"code":"unavailable","message":"the inventory store is unavailable; retry later","status":503}
+	//   Age: "", Cache-Status: "", Cache-Control: "no-store"
 }

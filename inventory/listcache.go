@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -46,12 +47,20 @@ var listFormat = &listbody.Format[Item, Change]{
 // stays within the bound and the store sees at most about two reads per
 // bound, whatever the list rate. No list, no read: the background read is
 // started by lists only.
+//
+// With WithStaleIfError, a list whose read fails for an outage of the
+// store is answered from the held state when the read that produced it
+// was sent at most that bound ago (stale), unless a read met the fault of
+// an inventory that vanished since the last one that succeeded (gone).
 type lister struct {
-	api      *API
-	held     atomic.Pointer[heldState] // the last state read; nil before the first
-	slow     atomic.Bool               // the last inline read timed out: read detached
-	maxStale time.Duration             // WithMaxStaleness; 0: every list reads
-	now      func() time.Time          // the local monotonic clock (time.Now); tests replace it
+	api          *API
+	held         atomic.Pointer[heldState] // the last state read; nil before the first
+	slow         atomic.Bool               // the last inline read timed out: read detached
+	gone         atomic.Bool               // the last read failed with UnavailableBecause's fault: nothing held is served stale
+	maxStale     time.Duration             // WithMaxStaleness; 0: every list reads
+	staleIfError time.Duration             // WithStaleIfError; 0: no list is answered stale
+	now          func() time.Time          // the local monotonic clock (time.Now); tests replace it
+	outage       staleOutage               // the stale lists of the outage in progress, for the log
 
 	mu      sync.Mutex
 	running bool      // a read is in progress
@@ -93,6 +102,68 @@ func (l *lister) recent(ctx context.Context, noCache bool) (*listState, error) {
 		}
 	}
 	return l.get(ctx, true)
+}
+
+// stale returns the held state and its age for a list that could not be
+// answered fresh because of err, when WithStaleIfError allows it: the
+// request did not ask for no-cache nor went away, err is an outage of the
+// store and not the fault of an inventory that vanished (nor did a read
+// meet that fault since the last one that succeeded), and the read that
+// produced the held state was sent at most the bound ago. The first stale
+// list of an outage is logged.
+func (l *lister) stale(ctx context.Context, err error, noCache bool) (*listState, time.Duration, bool) {
+	if l.staleIfError == 0 || noCache || errors.Is(ctx.Err(), context.Canceled) || l.gone.Load() {
+		return nil, 0, false
+	}
+	cause, ok := outage(err)
+	h := l.held.Load()
+	if !ok || h == nil {
+		return nil, 0, false
+	}
+	age := l.now().Sub(h.sent)
+	if age > l.staleIfError {
+		return nil, 0, false
+	}
+	l.outage.begin(ctx, l.api.log, age, cause)
+	return h.st, age, true
+}
+
+// staleOutage logs the stale lists of an outage: one line when the first
+// is answered, one when a store read succeeds again, not one per list.
+type staleOutage struct {
+	on    atomic.Bool // a list was answered stale since the last successful read
+	mu    sync.Mutex
+	since time.Time // when the first stale list of the outage was answered
+	lists int64     // how many were
+}
+
+// begin counts a stale list and logs it when it is the outage's first.
+func (o *staleOutage) begin(ctx context.Context, log *slog.Logger, age time.Duration, cause string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.lists++
+	if o.on.Load() {
+		return
+	}
+	o.on.Store(true)
+	o.since, o.lists = time.Now(), 1
+	secs := int64(age / time.Second)
+	log.WarnContext(ctx, fmt.Sprintf("inventory: serving lists from a state %d s old: the store is unavailable: %s", secs, cause),
+		"age_seconds", secs, "cause", cause)
+}
+
+// end logs that lists are answered fresh again, once per outage: a store
+// read has succeeded.
+func (o *staleOutage) end(ctx context.Context, log *slog.Logger) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if !o.on.Load() {
+		return
+	}
+	o.on.Store(false)
+	lasted := time.Since(o.since).Round(time.Millisecond)
+	log.InfoContext(ctx, fmt.Sprintf("inventory: lists are answered fresh again: the store answers; %d lists were answered stale over %v", o.lists, lasted),
+		"stale_lists", o.lists, "stale_for", lasted.String())
 }
 
 // refresh starts a detached read unless a read is in progress (that one
@@ -235,6 +306,9 @@ func (l *lister) read(ctx context.Context) (st *listState, err error) {
 	sent := l.now() // before the request leaves: the state read shows every write answered before it
 	ch, err := a.svc.listChanges(ctx, since)
 	if err != nil {
+		if vanished(err) {
+			l.gone.Store(true)
+		}
 		return nil, err
 	}
 	switch {
@@ -246,6 +320,12 @@ func (l *lister) read(ctx context.Context) (st *listState, err error) {
 		st = held.Apply(ch.Cursor, ch.Log)
 	}
 	l.held.Store(&heldState{st: st, sent: sent})
+	if l.gone.Load() {
+		l.gone.Store(false)
+	}
+	if l.outage.on.Load() {
+		l.outage.end(ctx, a.log)
+	}
 	return st, nil
 }
 

@@ -44,6 +44,12 @@ type RequestObservation struct {
 	Code     Code          // the error code answered, "" for a 200
 	Start    time.Time     // when serving began
 	Duration time.Duration // from Serve's start to the answer being ready (not written)
+	// Stale is true for a list answered from a held state because the
+	// store was unavailable (WithStaleIfError), 200 or 304; Age is then
+	// how long before the answer the store read that produced that state
+	// was sent (the Age header is its whole seconds).
+	Stale bool
+	Age   time.Duration
 }
 
 // StoreOp names a store call the API makes.
@@ -104,6 +110,8 @@ func (a *API) observeRequest(ctx context.Context, req *wire.Request, resp *wire.
 		Code:     Code(resp.Code),
 		Start:    start,
 		Duration: time.Since(start),
+		Stale:    resp.Stale,
+		Age:      resp.StaleAge,
 	})
 }
 

@@ -28,6 +28,7 @@ type config struct {
 	bodyTimeout   time.Duration
 	observer      Observer
 	maxStaleness  time.Duration
+	staleIfError  time.Duration
 }
 
 // WithAPIKeys sets the API keys that are valid at once; several keys make
@@ -112,4 +113,50 @@ func WithBodyTimeout(d time.Duration) Option {
 // Default 0: every list shows every update answered before it was sent.
 func WithMaxStaleness(d time.Duration) Option {
 	return func(c *config) { c.maxStaleness = d }
+}
+
+// WithStaleIfError lets a list be answered through a store outage from the
+// last state the store confirmed, when that state is at most d old: for
+// readers that would rather show a slightly old inventory than an error
+// page (a storefront), never for one that decides on stock (an order
+// service, which should send Cache-Control: no-cache). d is a whole number
+// of seconds, as Age and Cache-Control count it; 0, the default, turns it
+// off, and then nothing changes.
+//
+// When a list cannot be answered fresh because the store is unavailable
+// (an error matching ErrUnavailable: a connection refused or cut, the
+// store timeout passing, Redis LOADING, a failover, a replica
+// acknowledgement shortfall), it is answered 200 from the state the API
+// holds (the state of its last successful store read, which with
+// redisstore.WithReplicaAcks the replicas held) if that read was sent at
+// most d ago, as this process's monotonic clock measures it. Such an
+// answer carries Age (whole seconds since that read was sent, RFC 9111
+// §5.1) and Cache-Status: petinventory; fwd=stale; fwd-status=503
+// (RFC 9211), and the state's own ETag; If-None-Match naming it is
+// answered 304 with the same headers. A stale list is never answered:
+//
+//   - to a request with Cache-Control: no-cache (it gets 503, as without
+//     the option);
+//   - from a state read more than d ago (503);
+//   - for an error built by UnavailableBecause (a store never initialized,
+//     or wiped), nor after a store read met one, until a read succeeds:
+//     the inventory it held is gone, and showing it would sell stock that
+//     no longer exists;
+//   - for any error that is not unavailable (a 500 stays a 500), nor once
+//     the request's own context is canceled (the client went away).
+//
+// Updates answer 503 exactly as without the option. Every list answer
+// (200 and 304, fresh or stale) carries Cache-Control: private, no-cache,
+// stale-if-error=N (RFC 5861), N = d in seconds, so that a client's cache
+// keeps the same bound. Observers see each stale answer
+// (RequestObservation.Stale and Age). The first stale list of an outage
+// is logged at WARN, and the first successful store read after it at INFO:
+// one pair of lines per outage, not one per request.
+//
+// With WithMaxStaleness(b), d must be longer than b: a list within b is
+// answered from the held state as that option says, unmarked; past b a
+// list asks the store, and only when that fails is it answered stale, up
+// to d. docs/CONTRACT.md (Consistency) states the promise.
+func WithStaleIfError(d time.Duration) Option {
+	return func(c *config) { c.staleIfError = d }
 }

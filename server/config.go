@@ -47,6 +47,15 @@ type Config struct {
 	// Cache-Control: no-cache reads Redis.
 	// Default: 0s (every list shows every update answered before it).
 	MaxStaleness time.Duration
+	// StaleIfError lets lists be answered through a store outage (Redis
+	// down, paused, failing over) from the last state the store
+	// confirmed, when it is at most StaleIfError old, marked stale (Age,
+	// Cache-Status); never to Cache-Control: no-cache, never after the
+	// store vanished (inventory.WithStaleIfError). Every list then
+	// declares Cache-Control: stale-if-error. A whole number of seconds,
+	// longer than MaxStaleness.
+	// Default: 0s (off: lists get 503 while the store is unavailable).
+	StaleIfError time.Duration
 	// RedisURL is the Redis: one node, Cluster or Sentinel, in the forms
 	// of redisstore.ParseURL. Required.
 	// Default: "" (none: Run refuses to start).
@@ -130,6 +139,12 @@ func (c Config) validate() error {
 		return fmt.Errorf("store timeout %v: must be positive", c.StoreTimeout)
 	case c.MaxStaleness < 0:
 		return fmt.Errorf("max staleness %v: must not be negative", c.MaxStaleness)
+	case c.StaleIfError < 0:
+		return fmt.Errorf("stale-if-error %v: must not be negative (0s turns it off)", c.StaleIfError)
+	case c.StaleIfError%time.Second != 0:
+		return fmt.Errorf("stale-if-error %v: must be a whole number of seconds, as Age and Cache-Control's stale-if-error count it", c.StaleIfError)
+	case c.StaleIfError > 0 && c.StaleIfError <= c.MaxStaleness:
+		return fmt.Errorf("stale-if-error %v: must be longer than -max-staleness (%v), which already answers lists from a state that old", c.StaleIfError, c.MaxStaleness)
 	case c.ReplicaAcks < 0 || c.ReplicaAcks > 16:
 		return fmt.Errorf("replica acks %d: must be between 0 and 16", c.ReplicaAcks)
 	case c.ReplicaAcks > 0 && (c.ReplicaAckTimeout < time.Millisecond || c.ReplicaAckTimeout >= c.StoreTimeout):

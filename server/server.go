@@ -246,7 +246,7 @@ func (l *lifecycle) newAPI() error {
 	gate := newGate(l.st.store)
 	api, err := inventory.New(gate, inventory.WithAuthenticator(l.ring), inventory.WithLogger(l.log),
 		inventory.WithStoreTimeout(l.cfg.StoreTimeout), inventory.WithObserver(l.tel.observer),
-		inventory.WithMaxStaleness(l.cfg.MaxStaleness))
+		inventory.WithMaxStaleness(l.cfg.MaxStaleness), inventory.WithStaleIfError(l.cfg.StaleIfError))
 	if err != nil {
 		return err
 	}
@@ -305,7 +305,7 @@ func (l listeners) close() {
 func (l *lifecycle) announce() {
 	cfg, lns := l.cfg, l.lns
 	attrs := []any{"addr", lns.api.Addr().String(), "framework", cfg.Framework, "store", l.st.name,
-		"store_timeout", cfg.StoreTimeout, "replica_acks", cfg.ReplicaAcks, "max_staleness", cfg.MaxStaleness}
+		"store_timeout", cfg.StoreTimeout, "replica_acks", cfg.ReplicaAcks, "max_staleness", cfg.MaxStaleness, "stale_if_error", cfg.StaleIfError}
 	if lns.metrics != nil {
 		attrs = append(attrs, "metrics_addr", lns.metrics.Addr().String())
 	}

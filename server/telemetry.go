@@ -143,7 +143,7 @@ func newTelemetryWith(client redis.UniversalClient, store *redisstore.Store, tp 
 		buildInfoGauge(BuildInfo()),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		prom.requests, prom.requestDuration, prom.storeDuration,
+		prom.requests, prom.requestDuration, prom.storeDuration, prom.staleLists, prom.staleAge,
 		redisCollector{store: store, client: client},
 	} {
 		if err := reg.Register(c); err != nil {
@@ -278,6 +278,10 @@ type promObserver struct {
 	requests        *prometheus.CounterVec
 	requestDuration *prometheus.HistogramVec
 	storeDuration   *prometheus.HistogramVec
+	// staleLists and staleAge count the lists answered stale through a
+	// store outage (-stale-if-error) and give the age of the last one.
+	staleLists prometheus.Counter
+	staleAge   prometheus.Gauge
 	// series holds each request label set's counter and histogram once
 	// looked up: WithLabelValues hashes the labels and takes a lock on
 	// every call, which on a list answered from memory was most of the
@@ -315,6 +319,14 @@ func newPromObserver() *promObserver {
 			Help:    "Duration of the inventory API's store calls, by operation (list, set_quantity) and outcome (ok, not_found, unavailable, internal).",
 			Buckets: []float64{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5},
 		}, []string{"operation", "outcome"}),
+		staleLists: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "inventory_lists_stale_total",
+			Help: "Lists (200 and 304) answered from the last state the store confirmed because the store was unavailable (-stale-if-error), marked with Age and Cache-Status: fwd=stale.",
+		}),
+		staleAge: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "inventory_lists_stale_age_seconds",
+			Help: "Age of the state the last stale list showed: seconds between the store read that produced it and the answer (its Age header, with the fraction); 0 before any.",
+		}),
 	}
 }
 
@@ -331,6 +343,10 @@ func (p *promObserver) ObserveRequest(_ context.Context, r inventory.RequestObse
 	series := s.(requestSeries)
 	series.count.Inc()
 	series.duration.Observe(r.Duration.Seconds())
+	if r.Stale {
+		p.staleLists.Inc()
+		p.staleAge.Set(r.Age.Seconds())
+	}
 }
 
 func (p *promObserver) ObserveStore(_ context.Context, s inventory.StoreObservation) {

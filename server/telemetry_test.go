@@ -292,6 +292,8 @@ func TestMetricsEndpoint(t *testing.T) {
 				`inventory_store_config_faults_total 0`,
 				`inventory_store_uninitialized{kind="not-initialized"} 0`,
 				`inventory_store_uninitialized{kind="store-vanished"} 0`,
+				`inventory_lists_stale_total 0`,
+				`inventory_lists_stale_age_seconds 0`,
 				`redis_pool_timeouts_total 0`,
 				`# TYPE redis_pool_hits_total counter`,
 				`# TYPE redis_pool_connections gauge`,

@@ -21,6 +21,11 @@
 //   - inventory.store.operation.duration (histogram, seconds), one point
 //     per store call, with inventory.store.operation (list, set_quantity)
 //     and inventory.store.outcome (ok, not_found, unavailable, internal).
+//   - inventory.lists.stale (counter, {list}) and inventory.list.stale.age
+//     (gauge, seconds): the lists answered from the last state the store
+//     confirmed because the store was unavailable
+//     (inventory.WithStaleIfError), and the age of the state the last one
+//     showed. Nothing is recorded for them without that option.
 //
 // Every attribute has few values, so that no metric grows without bound:
 // a method outside the HTTP methods the semantic conventions list (a 405
@@ -33,7 +38,8 @@
 // The request's server span comes from the framework's own instrumentation
 // (otelhttp, otelgin, otelfiber), which runs before the API. The Observer
 // adds to it the inventory.error_code attribute (and an error status for a
-// 5xx), and records each store call as a child span named
+// 5xx), inventory.list.stale (true) and inventory.list.age (seconds) on a
+// list answered stale, and records each store call as a child span named
 // "inventory.store.list" or "inventory.store.set_quantity", with the store
 // call's own start and end times and its outcome; a store call that failed
 // (unavailable, internal) has an error status and its error recorded. A

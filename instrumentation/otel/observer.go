@@ -24,12 +24,23 @@ const (
 	// StoreOutcomeKey is how a store call ended: "ok", "not_found",
 	// "unavailable" or "internal".
 	StoreOutcomeKey = attribute.Key("inventory.store.outcome")
+	// ListStaleKey is true on the server span of a list answered from
+	// the last state the store confirmed because the store was
+	// unavailable (inventory.WithStaleIfError); absent otherwise.
+	ListStaleKey = attribute.Key("inventory.list.stale")
+	// ListAgeKey is the age, in seconds, of the state a stale list
+	// showed (its Age header, with the fraction), on the same span.
+	ListAgeKey = attribute.Key("inventory.list.age")
 )
 
 // The metrics' names.
 const (
 	RequestDurationName        = "http.server.request.duration"
 	StoreOperationDurationName = "inventory.store.operation.duration"
+	// ListsStaleName counts the lists answered stale (200 and 304).
+	ListsStaleName = "inventory.lists.stale"
+	// ListStaleAgeName is the age of the state the last stale list showed.
+	ListStaleAgeName = "inventory.list.stale.age"
 )
 
 // durationBuckets are the semantic conventions' advised boundaries for
@@ -43,6 +54,8 @@ type Observer struct {
 	tracer   trace.Tracer
 	reqDur   metric.Float64Histogram
 	storeDur metric.Float64Histogram
+	stale    metric.Int64Counter
+	staleAge metric.Float64Gauge
 	routes   map[inventory.Route]string
 
 	// The attribute sets of the metrics, built once per distinct
@@ -92,10 +105,24 @@ func NewObserver(opts ...Option) (*Observer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("inventoryotel: %s: %w", StoreOperationDurationName, err)
 	}
+	stale, err := meter.Int64Counter(ListsStaleName,
+		metric.WithDescription("Lists answered from the last state the store confirmed because the store was unavailable."),
+		metric.WithUnit("{list}"))
+	if err != nil {
+		return nil, fmt.Errorf("inventoryotel: %s: %w", ListsStaleName, err)
+	}
+	staleAge, err := meter.Float64Gauge(ListStaleAgeName,
+		metric.WithDescription("Age of the state the last stale list showed."),
+		metric.WithUnit("s"))
+	if err != nil {
+		return nil, fmt.Errorf("inventoryotel: %s: %w", ListStaleAgeName, err)
+	}
 	return &Observer{
 		tracer:   c.tracerProvider.Tracer(ScopeName, trace.WithInstrumentationVersion(Version())),
 		reqDur:   reqDur,
 		storeDur: storeDur,
+		stale:    stale,
+		staleAge: staleAge,
 		routes: map[inventory.Route]string{
 			inventory.RouteList: c.routePrefix + "/inventory",
 			inventory.RouteItem: c.routePrefix + "/inventory/{petId}",
@@ -129,8 +156,13 @@ func Method(m string) string {
 var other = semconv.HTTPRequestMethodOther.Value.AsString()
 
 // ObserveRequest records the request's duration and marks the request's
-// span with its error code.
+// span with its error code; a list answered stale is counted, its age
+// recorded, and its span marked with both.
 func (o *Observer) ObserveRequest(ctx context.Context, r inventory.RequestObservation) {
+	if r.Stale {
+		o.stale.Add(ctx, 1)
+		o.staleAge.Record(ctx, r.Age.Seconds())
+	}
 	if o.reqDur.Enabled(ctx) { // false on a no-op MeterProvider: skip the attributes
 		k := reqKey{route: r.Route, method: Method(r.Method), status: r.Status, code: r.Code}
 		opts, ok := o.reqOpts.Load(k)
@@ -154,6 +186,9 @@ func (o *Observer) ObserveRequest(ctx context.Context, r inventory.RequestObserv
 	}
 	if r.Code != "" {
 		span.SetAttributes(ErrorCodeKey.String(string(r.Code)))
+	}
+	if r.Stale {
+		span.SetAttributes(ListStaleKey.Bool(true), ListAgeKey.Float64(r.Age.Seconds()))
 	}
 	if r.Status >= 500 {
 		// The server instrumentation sets this too, from the status; a

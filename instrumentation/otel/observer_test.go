@@ -10,7 +10,9 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 	"unsafe"
 
 	inventoryotel "github.com/petinventory/petinventory/instrumentation/otel"
@@ -395,5 +397,106 @@ func TestMethod(t *testing.T) {
 		if got := inventoryotel.Method(m); got != "_OTHER" {
 			t.Errorf("Method(%q) = %q, want _OTHER", m, got)
 		}
+	}
+}
+
+// outagePets is a real memstore whose list reads fail as unavailable while
+// down is set: a store out of reach.
+type outagePets struct {
+	*memstore.Store
+	down atomic.Bool
+}
+
+func (s *outagePets) List(ctx context.Context) ([]inventory.Item, error) {
+	if s.down.Load() {
+		return nil, inventory.Unavailable(errors.New("connection refused"))
+	}
+	return s.Store.List(ctx)
+}
+
+func (s *outagePets) ListChanges(ctx context.Context, since string) (inventory.Changes, error) {
+	if s.down.Load() {
+		return inventory.Changes{}, inventory.Unavailable(errors.New("connection refused"))
+	}
+	return s.Store.ListChanges(ctx, since)
+}
+
+// A list answered stale through an outage (WithStaleIfError) is counted,
+// its age recorded, and its span marked; a fresh list is none of these.
+func TestObserverStaleLists(t *testing.T) {
+	reader, spans := sdkmetric.NewManualReader(), tracetest.NewSpanRecorder()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
+	t.Cleanup(func() { _ = mp.Shutdown(context.Background()); _ = tp.Shutdown(context.Background()) })
+	obs, err := inventoryotel.NewObserver(inventoryotel.WithMeterProvider(mp), inventoryotel.WithTracerProvider(tp))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem, err := memstore.New(inventory.Item{PetID: 1, Quantity: 3, Status: inventory.StatusAvailable})
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := &outagePets{Store: mem}
+	api, err := inventory.New(store, inventory.WithAPIKeys(key), inventory.WithObserver(obs), inventory.WithStoreTimeout(time.Second),
+		inventory.WithStaleIfError(30*time.Second), inventory.WithLogger(slog.New(slog.DiscardHandler)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := api.Preload(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	tracer := tp.Tracer("test-server")
+	list := func(name string) *httptest.ResponseRecorder {
+		ctx, span := tracer.Start(context.Background(), name, trace.WithSpanKind(trace.SpanKindServer))
+		defer span.End()
+		req := httptest.NewRequest("GET", "/inventory", nil).WithContext(ctx)
+		req.Header.Set("Authorization", "Bearer "+key)
+		w := httptest.NewRecorder()
+		api.ServeHTTP(w, req)
+		return w
+	}
+	if w := list("fresh"); w.Code != 200 || w.Header().Get("Cache-Status") != "" {
+		t.Fatalf("a fresh list: %d %v", w.Code, w.Header())
+	}
+	store.down.Store(true)
+	if w := list("stale"); w.Code != 200 || w.Header().Get("Cache-Status") == "" {
+		t.Fatalf("a list through the outage: %d %v; want 200 marked stale", w.Code, w.Header())
+	}
+	for _, s := range spans.Ended() {
+		stale, age := false, -1.0
+		for _, a := range s.Attributes() {
+			switch a.Key {
+			case inventoryotel.ListStaleKey:
+				stale = a.Value.AsBool()
+			case inventoryotel.ListAgeKey:
+				age = a.Value.AsFloat64()
+			}
+		}
+		if want := s.Name() == "stale"; stale != want || (age >= 0) != want || age > 30 {
+			t.Errorf("span %s: %s=%v %s=%v; want the stale mark and an age within the bound on the stale list only", s.Name(), inventoryotel.ListStaleKey, stale, inventoryotel.ListAgeKey, age)
+		}
+	}
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	var count int64 = -1
+	var age float64 = -1
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			switch d := m.Data.(type) {
+			case metricdata.Sum[int64]:
+				if m.Name == inventoryotel.ListsStaleName && len(d.DataPoints) == 1 {
+					count = d.DataPoints[0].Value
+				}
+			case metricdata.Gauge[float64]:
+				if m.Name == inventoryotel.ListStaleAgeName && len(d.DataPoints) == 1 {
+					age = d.DataPoints[0].Value
+				}
+			}
+		}
+	}
+	if count != 1 || age < 0 || age > 30 {
+		t.Errorf("%s %d and %s %v; want 1 and an age within the bound", inventoryotel.ListsStaleName, count, inventoryotel.ListStaleAgeName, age)
 	}
 }

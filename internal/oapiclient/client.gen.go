@@ -520,9 +520,10 @@ type ListInventoryParams struct {
 
 	// CacheControl With the `no-cache` directive (RFC 9111 section 5.2.1.4), a list
 	// on a deployment with a staleness bound is answered as without it:
-	// it reflects every update answered before the request began. Other
-	// directives, and this header on a deployment without a bound,
-	// change nothing.
+	// it reflects every update answered before the request began; and on
+	// a deployment with a stale-if-error bound it is never answered
+	// stale (503 while the store is unavailable). Other directives, and
+	// this header on a deployment without either bound, change nothing.
 	CacheControl *CacheControl `json:"Cache-Control,omitempty"`
 }
 
@@ -547,9 +548,10 @@ type HeadInventoryParams struct {
 
 	// CacheControl With the `no-cache` directive (RFC 9111 section 5.2.1.4), a list
 	// on a deployment with a staleness bound is answered as without it:
-	// it reflects every update answered before the request began. Other
-	// directives, and this header on a deployment without a bound,
-	// change nothing.
+	// it reflects every update answered before the request began; and on
+	// a deployment with a stale-if-error bound it is never answered
+	// stale (503 while the store is unavailable). Other directives, and
+	// this header on a deployment without either bound, change nothing.
 	CacheControl *CacheControl `json:"Cache-Control,omitempty"`
 }
 
@@ -649,6 +651,16 @@ type ClientInterface interface {
 	// request with `Cache-Control: no-cache` gets the answer without the
 	// bound.
 	//
+	// A deployment may opt in to a stale-if-error bound s (the server's
+	// `-stale-if-error`): when the store is unavailable, a list is then
+	// answered 200 (or 304) from the last state the store confirmed, if
+	// it was confirmed at most s before, marked with `Age` and
+	// `Cache-Status: petinventory; fwd=stale; fwd-status=503`; never to a
+	// request with `Cache-Control: no-cache`, never older than s, never
+	// after the store vanished (those get 503). Every list answer then
+	// declares the bound: `Cache-Control: private, no-cache,
+	// stale-if-error=<s in seconds>`.
+	//
 	// Corresponds with GET /inventory (the `ListInventory` operationId).
 	ListInventory(ctx context.Context, params *ListInventoryParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -736,6 +748,16 @@ type ClientInterface interface {
 // at least d before the request began, still as one snapshot, and a
 // request with `Cache-Control: no-cache` gets the answer without the
 // bound.
+//
+// A deployment may opt in to a stale-if-error bound s (the server's
+// `-stale-if-error`): when the store is unavailable, a list is then
+// answered 200 (or 304) from the last state the store confirmed, if
+// it was confirmed at most s before, marked with `Age` and
+// `Cache-Status: petinventory; fwd=stale; fwd-status=503`; never to a
+// request with `Cache-Control: no-cache`, never older than s, never
+// after the store vanished (those get 503). Every list answer then
+// declares the bound: `Cache-Control: private, no-cache,
+// stale-if-error=<s in seconds>`.
 //
 // Corresponds with GET /inventory (the `ListInventory` operationId).
 func (c *Client) ListInventory(ctx context.Context, params *ListInventoryParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -1104,6 +1126,16 @@ type ClientWithResponsesInterface interface {
 	// request with `Cache-Control: no-cache` gets the answer without the
 	// bound.
 	//
+	// A deployment may opt in to a stale-if-error bound s (the server's
+	// `-stale-if-error`): when the store is unavailable, a list is then
+	// answered 200 (or 304) from the last state the store confirmed, if
+	// it was confirmed at most s before, marked with `Age` and
+	// `Cache-Status: petinventory; fwd=stale; fwd-status=503`; never to a
+	// request with `Cache-Control: no-cache`, never older than s, never
+	// after the store vanished (those get 503). Every list answer then
+	// declares the bound: `Cache-Control: private, no-cache,
+	// stale-if-error=<s in seconds>`.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /inventory (the `ListInventory` operationId).
@@ -1182,7 +1214,9 @@ type ClientWithResponsesInterface interface {
 
 // ListInventoryResponse200Headers the declared response headers of an HTTP 200 response for ListInventory
 type ListInventoryResponse200Headers struct {
+	Age                 *int
 	CacheControl        string
+	CacheStatus         *string
 	ContentEncoding     *string
 	ETag                string
 	Vary                string
@@ -1191,7 +1225,9 @@ type ListInventoryResponse200Headers struct {
 
 // ListInventoryResponse304Headers the declared response headers of an HTTP 304 response for ListInventory
 type ListInventoryResponse304Headers struct {
+	Age                 *int
 	CacheControl        string
+	CacheStatus         *string
 	ETag                string
 	Vary                string
 	XContentTypeOptions *string
@@ -1291,7 +1327,9 @@ func (r ListInventoryResponse) ContentType() string {
 
 // HeadInventoryResponse200Headers the declared response headers of an HTTP 200 response for HeadInventory
 type HeadInventoryResponse200Headers struct {
+	Age                 *int
 	CacheControl        string
+	CacheStatus         *string
 	ContentEncoding     *string
 	ContentLength       int
 	ETag                string
@@ -1301,7 +1339,9 @@ type HeadInventoryResponse200Headers struct {
 
 // HeadInventoryResponse304Headers the declared response headers of an HTTP 304 response for HeadInventory
 type HeadInventoryResponse304Headers struct {
+	Age                 *int
 	CacheControl        string
+	CacheStatus         *string
 	ETag                string
 	Vary                string
 	XContentTypeOptions *string
@@ -1558,6 +1598,16 @@ func (r UpdateInventoryResponse) ContentType() string {
 // request with `Cache-Control: no-cache` gets the answer without the
 // bound.
 //
+// A deployment may opt in to a stale-if-error bound s (the server's
+// `-stale-if-error`): when the store is unavailable, a list is then
+// answered 200 (or 304) from the last state the store confirmed, if
+// it was confirmed at most s before, marked with `Age` and
+// `Cache-Status: petinventory; fwd=stale; fwd-status=503`; never to a
+// request with `Cache-Control: no-cache`, never older than s, never
+// after the store vanished (those get 503). Every list answer then
+// declares the bound: `Cache-Control: private, no-cache,
+// stale-if-error=<s in seconds>`.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /inventory (the `ListInventory` operationId).
@@ -1713,12 +1763,26 @@ func ParseListInventoryResponse(rsp *http.Response) (*ListInventoryResponse, err
 	switch {
 	case rsp.StatusCode == 200:
 		var headers ListInventoryResponse200Headers
+		if values := rsp.Header.Values("Age"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Age", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Age = &value
+		}
 		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
 			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Cache-Status"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Status", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheStatus = &value
 		}
 		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
 			var value string
@@ -1751,12 +1815,26 @@ func ParseListInventoryResponse(rsp *http.Response) (*ListInventoryResponse, err
 		response.Headers200 = &headers
 	case rsp.StatusCode == 304:
 		var headers ListInventoryResponse304Headers
+		if values := rsp.Header.Values("Age"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Age", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Age = &value
+		}
 		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
 			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Cache-Status"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Status", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheStatus = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -1866,12 +1944,26 @@ func ParseHeadInventoryResponse(rsp *http.Response) (*HeadInventoryResponse, err
 	switch {
 	case rsp.StatusCode == 200:
 		var headers HeadInventoryResponse200Headers
+		if values := rsp.Header.Values("Age"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Age", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Age = &value
+		}
 		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
 			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Cache-Status"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Status", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheStatus = &value
 		}
 		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
 			var value string
@@ -1911,12 +2003,26 @@ func ParseHeadInventoryResponse(rsp *http.Response) (*HeadInventoryResponse, err
 		response.Headers200 = &headers
 	case rsp.StatusCode == 304:
 		var headers HeadInventoryResponse304Headers
+		if values := rsp.Header.Values("Age"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Age", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Age = &value
+		}
 		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
 			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Cache-Status"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Status", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheStatus = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string

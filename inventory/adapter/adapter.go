@@ -22,8 +22,8 @@ type Request struct {
 	// values (all of them, joined by commas, when a header came more than
 	// once); read for RouteList only: a list is answered gzip or 304
 	// according to the first two, and from the store's current state,
-	// whatever inventory.WithMaxStaleness allows, when CacheControl holds
-	// no-cache.
+	// whatever inventory.WithMaxStaleness and inventory.WithStaleIfError
+	// allow, when CacheControl holds no-cache.
 	AcceptEncoding string
 	IfNoneMatch    string
 	CacheControl   string
@@ -112,8 +112,10 @@ func (r *Response) BodyReader() io.Reader {
 // VisitHeaders calls set for every header of the response: those every
 // response carries (Content-Type, except on a 304, and
 // X-Content-Type-Options), Cache-Control (no-store, or a list's
-// "private, no-cache"), a list's ETag and Vary and, when its body is
-// gzip, Content-Encoding, and those of this answer (Allow,
+// "private, no-cache", with ", stale-if-error=N" under
+// inventory.WithStaleIfError), a list's ETag and Vary and, when its body
+// is gzip, Content-Encoding, a stale list's Age and Cache-Status, and
+// those of this answer (Allow,
 // WWW-Authenticate, Retry-After; Content-Length on the answer to HEAD,
 // which has no body to take it from). Names come in canonical form
 // (textproto.CanonicalMIMEHeaderKey, so "Www-Authenticate" and "Etag"):

@@ -51,7 +51,16 @@ type Response struct {
 	// ETag is the list's entity tag as a shared one-element header value;
 	// it is set on every list answer (200 and 304) and only there, which
 	// also gives the answer the list's Cache-Control and Vary.
-	ETag          []string
+	ETag []string
+	// ListCache is a list answer's Cache-Control when not the default
+	// "private, no-cache" (inventory.WithStaleIfError adds its directive);
+	// shared, never written into.
+	ListCache *Header
+	// Stale marks a list answered from a held state because the store
+	// was unavailable: it gets Age (StaleAge in whole seconds) and
+	// Cache-Status: petinventory; fwd=stale; fwd-status=503.
+	Stale         bool
+	StaleAge      time.Duration
 	Gzip          bool     // the body is gzip-encoded (Content-Encoding: gzip)
 	Buf           *[]byte  // pooled buffer that backs Body, if any
 	ContentLength []string // a cached body's Content-Length value, shared; set with Head
@@ -83,6 +92,8 @@ const (
 	HeaderVary            = "Vary"
 	HeaderContentEncoding = "Content-Encoding"
 	HeaderContentLength   = "Content-Length"
+	HeaderAge             = "Age"
+	HeaderCacheStatus     = "Cache-Status"
 )
 
 // FixedHeaders are the headers every response carries, with their value
@@ -100,7 +111,24 @@ var (
 	listCache       = Header{HeaderCacheControl, "private, no-cache", []string{"private, no-cache"}}
 	varyEncoding    = Header{HeaderVary, "Accept-Encoding", []string{"Accept-Encoding"}}
 	contentEncoding = Header{HeaderContentEncoding, "gzip", []string{"gzip"}}
+	// cacheStatusStale is RFC 9211's Cache-Status of a stale list: the
+	// cache petinventory forwarded the list (to its store) because what it
+	// held was stale, the forward failed as a 503 would have, and it
+	// answered what it held.
+	cacheStatusStale = Header{HeaderCacheStatus, CacheStatusStale, []string{CacheStatusStale}}
 )
+
+// CacheStatusStale is the Cache-Status value of a list answered from a
+// held state because the store was unavailable.
+const CacheStatusStale = "petinventory; fwd=stale; fwd-status=503"
+
+// ListCacheControl returns the Cache-Control header of every list answer
+// under inventory.WithStaleIfError(seconds): "private, no-cache,
+// stale-if-error=N".
+func ListCacheControl(seconds int64) *Header {
+	v := listCache.Value + ", stale-if-error=" + strconv.FormatInt(seconds, 10)
+	return &Header{HeaderCacheControl, v, []string{v}}
+}
 
 // Header is one response header; Values, when not nil, is its value as a
 // shared one-element slice that must not be written into.
@@ -113,9 +141,9 @@ type Header struct {
 const MaxOwnHeaders = 8
 
 // OwnHeaders writes the response's own headers (Cache-Control, and those
-// of Etag, Vary, Content-Encoding, the Content-Length of an answer to
-// HEAD, Allow, WWW-Authenticate, Retry-After it has) into hs, and returns
-// how many.
+// of Etag, Vary, Content-Encoding, Age and Cache-Status, the
+// Content-Length of an answer to HEAD, Allow, WWW-Authenticate,
+// Retry-After it has) into hs, and returns how many.
 func (r *Response) OwnHeaders(hs *[MaxOwnHeaders]Header) (n int) {
 	if r.ETag == nil {
 		hs[0] = noStore
@@ -123,9 +151,16 @@ func (r *Response) OwnHeaders(hs *[MaxOwnHeaders]Header) (n int) {
 	} else {
 		hs[0], hs[1], hs[2] = listCache, Header{HeaderETag, r.ETag[0], r.ETag}, varyEncoding
 		n = 3
+		if r.ListCache != nil {
+			hs[0] = *r.ListCache
+		}
 		if r.Gzip {
-			hs[3] = contentEncoding
-			n = 4
+			hs[n] = contentEncoding
+			n++
+		}
+		if r.Stale {
+			hs[n], hs[n+1] = Header{HeaderAge, strconv.FormatInt(int64(r.StaleAge/time.Second), 10), nil}, cacheStatusStale
+			n += 2
 		}
 	}
 	if r.Head && r.ContentLength != nil {
