@@ -90,7 +90,7 @@ func updateVisibleInList(c checker) {
 	c.expectListedIn(plain, pet.ID, q, pet.Status)
 }
 
-// expectListed checks that the strict list (stateList) shows pet id with
+// expectListed checks that the strict list (wire.StateList) shows pet id with
 // qty and status, and returns the list.
 func (c checker) expectListed(id, qty int64, status string) []wire.Item {
 	return c.expectListedIn(c.Do(wire.StateList()), id, qty, status)

@@ -62,7 +62,7 @@ func TestOpenAPIRules(t *testing.T) {
 	for _, c := range rules.Bodies {
 		err := ValidateResponseBody(c.OperationID, c.Status, []byte(c.Body))
 		if (err == nil) != c.Valid {
-			t.Errorf("%s %d %s: the document says valid=%t, validateResponseBody: %v", c.OperationID, c.Status, c.Body, c.Valid, err)
+			t.Errorf("%s %d %s: the document says valid=%t, ValidateResponseBody: %v", c.OperationID, c.Status, c.Body, c.Valid, err)
 		}
 	}
 }
