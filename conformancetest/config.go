@@ -258,6 +258,19 @@ func (c *Config) checkConsistency() error {
 	return nil
 }
 
+// checkFaults checks the schedule of a configuration, and applies the
+// default of ConsistencyRedisPrefix.
+func (c *Config) checkFaults() error {
+	if c.ConsistencyRedisPrefix == "" {
+		c.ConsistencyRedisPrefix = DefaultConsistencyRedisPrefix
+	}
+	schedule := make([]suite.Fault, len(c.ConsistencyFaults))
+	for i, f := range c.ConsistencyFaults {
+		schedule[i] = suite.Fault(f)
+	}
+	return consistency.CheckSchedule(c.Consistency, schedule, c.ConsistencyRedis, c.ConsistencyRedisCAFile)
+}
+
 // checkLimits checks MaxBodyBytes, RequestTimeout and Parallelism, and
 // applies their defaults.
 func (c *Config) checkLimits() error {

@@ -70,16 +70,3 @@ func ParseFault(s string) (Fault, error) {
 	f, err := consistency.ParseFault(s)
 	return Fault(f), err
 }
-
-// checkFaults checks the schedule of a configuration, and applies the
-// default of ConsistencyRedisPrefix.
-func (c *Config) checkFaults() error {
-	if c.ConsistencyRedisPrefix == "" {
-		c.ConsistencyRedisPrefix = DefaultConsistencyRedisPrefix
-	}
-	schedule := make([]suite.Fault, len(c.ConsistencyFaults))
-	for i, f := range c.ConsistencyFaults {
-		schedule[i] = suite.Fault(f)
-	}
-	return consistency.CheckSchedule(c.Consistency, schedule, c.ConsistencyRedis, c.ConsistencyRedisCAFile)
-}
