@@ -18,7 +18,7 @@ var Concurrency = []*suite.Check{
 		Name: "concurrency/parallel-updates", Writes: true,
 		Source: srcStore,
 		Rule:   "Parallel updates of one pet are atomic: each 200 carries its own value and the pet's status, strict lists (Cache-Control: no-cache) taken meanwhile show only values that were written, and the final value is one that was sent.",
-		Run:    run(parallelUpdates),
+		Run:    run(concurrencyParallelUpdates),
 	},
 }
 
@@ -34,11 +34,11 @@ const listsPerRound = 2
 // headers; past it the round is released with those that did.
 const gateWait = 2 * time.Second
 
-// parallelUpdates judges concurrency/parallel-updates: in each round,
-// Parallelism updates of one pet whose connections are open and headers
-// sent before their bodies are released together, with two lists sent
-// at the release.
-func parallelUpdates(c checker) {
+// concurrencyParallelUpdates judges concurrency/parallel-updates: in each
+// round, Parallelism updates of one pet whose connections are open and
+// headers sent before their bodies are released together, with two lists
+// sent at the release.
+func concurrencyParallelUpdates(c checker) {
 	start := time.Now()
 	pet := c.AnyPet()
 	c.Touch(pet.ID)
