@@ -9,7 +9,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/petinventory/petinventory/conformancetest/internal/consistency"
 	"github.com/petinventory/petinventory/conformancetest/internal/report"
+	"github.com/petinventory/petinventory/conformancetest/internal/suite"
 )
 
 // Level selects which rules are checked.
@@ -153,86 +155,149 @@ type Config struct {
 }
 
 // normalized returns the configuration with defaults applied, or an error
-// that says what is wrong with it.
-func (c Config) normalized() (Config, *regexp.Regexp, error) {
+// that says what is wrong with it: the first step that finds something.
+func (c Config) normalized() (Config, error) {
+	for _, step := range []func(*Config) error{
+		(*Config).checkTarget,
+		(*Config).checkKey,
+		(*Config).checkSelection,
+		(*Config).checkConsistency,
+		(*Config).checkLimits,
+		(*Config).ownClient,
+	} {
+		if err := step(&c); err != nil {
+			return c, err
+		}
+	}
+	return c, nil
+}
+
+// settings is c, normalized, as the internal packages read it: a Go
+// conversion to suite.Config, which does not compile once the two differ.
+func (c Config) settings() suite.Settings {
+	return suite.Convert(suite.Config[Fault](c), func(f Fault) suite.Fault { return suite.Fault(f) })
+}
+
+// checkTarget checks BaseURL and Replicas, and drops their trailing
+// slashes.
+func (c *Config) checkTarget() error {
 	if c.BaseURL == "" {
-		return c, nil, errors.New("conformancetest: Config.BaseURL is empty; give the API's base URL with its version segment, e.g. http://127.0.0.1:8080/v1")
+		return errors.New("conformancetest: Config.BaseURL is empty; give the API's base URL with its version segment, e.g. http://127.0.0.1:8080/v1")
 	}
 	u, err := url.Parse(c.BaseURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return c, nil, fmt.Errorf("conformancetest: Config.BaseURL %q is not an absolute http or https URL", c.BaseURL)
+		return fmt.Errorf("conformancetest: Config.BaseURL %q is not an absolute http or https URL", c.BaseURL)
 	}
 	if u.RawQuery != "" || u.Fragment != "" {
-		return c, nil, fmt.Errorf("conformancetest: Config.BaseURL %q must not hold a query or fragment", c.BaseURL)
+		return fmt.Errorf("conformancetest: Config.BaseURL %q must not hold a query or fragment", c.BaseURL)
 	}
 	c.BaseURL = strings.TrimRight(c.BaseURL, "/")
 	replicas := make([]string, 0, len(c.Replicas))
 	for _, r := range c.Replicas {
 		u, err := url.Parse(r)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
-			return c, nil, fmt.Errorf("conformancetest: Config.Replicas: %q is not an absolute http or https URL without query or fragment", r)
+			return fmt.Errorf("conformancetest: Config.Replicas: %q is not an absolute http or https URL without query or fragment", r)
 		}
 		replicas = append(replicas, strings.TrimRight(r, "/"))
 	}
 	c.Replicas = replicas
+	return nil
+}
+
+// checkKey checks APIKey.
+func (c *Config) checkKey() error {
 	if c.APIKey == "" {
-		return c, nil, errors.New("conformancetest: Config.APIKey is empty; every route needs a valid bearer key")
+		return errors.New("conformancetest: Config.APIKey is empty; every route needs a valid bearer key")
 	}
 	if strings.ContainsAny(c.APIKey, " \t\r\n") {
-		return c, nil, errors.New("conformancetest: Config.APIKey holds whitespace; a bearer key cannot")
+		return errors.New("conformancetest: Config.APIKey holds whitespace; a bearer key cannot")
 	}
+	return nil
+}
+
+// checkSelection checks Level (LevelContract when empty), Run and Skip.
+func (c *Config) checkSelection() error {
 	switch c.Level {
 	case "":
 		c.Level = LevelContract
 	case LevelSpec, LevelContract:
 	default:
-		return c, nil, fmt.Errorf("conformancetest: Config.Level %q is neither %q nor %q", c.Level, LevelSpec, LevelContract)
+		return fmt.Errorf("conformancetest: Config.Level %q is neither %q nor %q", c.Level, LevelSpec, LevelContract)
 	}
-	var re *regexp.Regexp
 	if c.Run != "" {
-		re, err = regexp.Compile(c.Run)
-		if err != nil {
-			return c, nil, fmt.Errorf("conformancetest: Config.Run: %v", err)
+		if _, err := regexp.Compile(c.Run); err != nil {
+			return fmt.Errorf("conformancetest: Config.Run: %v", err)
 		}
 	}
 	if c.Skip != "" {
 		if _, err := regexp.Compile(c.Skip); err != nil {
-			return c, nil, fmt.Errorf("conformancetest: Config.Skip: %v", err)
+			return fmt.Errorf("conformancetest: Config.Skip: %v", err)
 		}
 	}
+	return nil
+}
+
+// checkConsistency checks the settings of the consistency run, its fault
+// schedule included, and applies their defaults.
+func (c *Config) checkConsistency() error {
 	if c.Consistency < 0 {
-		return c, nil, fmt.Errorf("conformancetest: Config.Consistency %v is negative", c.Consistency)
+		return fmt.Errorf("conformancetest: Config.Consistency %v is negative", c.Consistency)
 	}
 	if c.ConsistencyStaleness < 0 {
-		return c, nil, fmt.Errorf("conformancetest: Config.ConsistencyStaleness %v is negative", c.ConsistencyStaleness)
+		return fmt.Errorf("conformancetest: Config.ConsistencyStaleness %v is negative", c.ConsistencyStaleness)
 	}
 	if err := c.checkFaults(); err != nil {
-		return c, nil, err
+		return err
 	}
 	if c.ConsistencyClients == 0 {
 		c.ConsistencyClients = DefaultConsistencyClients
 	}
-	if c.ConsistencyClients < 1 || c.ConsistencyClients > maxConsistencyClients {
-		return c, nil, fmt.Errorf("conformancetest: Config.ConsistencyClients %d is not in 1..%d", c.ConsistencyClients, maxConsistencyClients)
+	if c.ConsistencyClients < 1 || c.ConsistencyClients > consistency.MaxClients {
+		return fmt.Errorf("conformancetest: Config.ConsistencyClients %d is not in 1..%d", c.ConsistencyClients, consistency.MaxClients)
 	}
+	return nil
+}
+
+// checkFaults checks the schedule of a configuration, and applies the
+// default of ConsistencyRedisPrefix.
+func (c *Config) checkFaults() error {
+	if c.ConsistencyRedisPrefix == "" {
+		c.ConsistencyRedisPrefix = DefaultConsistencyRedisPrefix
+	}
+	schedule := make([]suite.Fault, len(c.ConsistencyFaults))
+	for i, f := range c.ConsistencyFaults {
+		schedule[i] = suite.Fault(f)
+	}
+	return consistency.CheckSchedule(c.Consistency, schedule, c.ConsistencyRedis, c.ConsistencyRedisCAFile)
+}
+
+// checkLimits checks MaxBodyBytes, RequestTimeout and Parallelism, and
+// applies their defaults.
+func (c *Config) checkLimits() error {
 	if c.MaxBodyBytes == 0 {
 		c.MaxBodyBytes = DefaultMaxBodyBytes
 	}
 	if c.MaxBodyBytes < 64 {
-		return c, nil, fmt.Errorf("conformancetest: Config.MaxBodyBytes %d is below 64", c.MaxBodyBytes)
+		return fmt.Errorf("conformancetest: Config.MaxBodyBytes %d is below 64", c.MaxBodyBytes)
 	}
 	if c.RequestTimeout == 0 {
 		c.RequestTimeout = DefaultRequestTimeout
 	}
 	if c.RequestTimeout < 0 {
-		return c, nil, fmt.Errorf("conformancetest: Config.RequestTimeout %v is negative", c.RequestTimeout)
+		return fmt.Errorf("conformancetest: Config.RequestTimeout %v is negative", c.RequestTimeout)
 	}
 	if c.Parallelism == 0 {
 		c.Parallelism = DefaultParallelism
 	}
 	if c.Parallelism < 2 {
-		return c, nil, fmt.Errorf("conformancetest: Config.Parallelism %d is below 2; the concurrency check needs parallel requests", c.Parallelism)
+		return fmt.Errorf("conformancetest: Config.Parallelism %d is below 2; the concurrency check needs parallel requests", c.Parallelism)
 	}
+	return nil
+}
+
+// ownClient replaces HTTPClient with the run's own copy, which follows no
+// redirect (see Config.HTTPClient).
+func (c *Config) ownClient() error {
 	var cp http.Client
 	if c.HTTPClient != nil {
 		cp = *c.HTTPClient
@@ -242,7 +307,7 @@ func (c Config) normalized() (Config, *regexp.Regexp, error) {
 		// which must not close those of the rest of the process.
 		if t, ok := http.DefaultTransport.(*http.Transport); ok {
 			tr := t.Clone()
-			// Every request sets Accept-Encoding itself (see send).
+			// Every request sets Accept-Encoding itself (see wire.Client).
 			tr.DisableCompression = true
 			// One idle connection per client of the busiest check, so
 			// that its requests do not each dial a new one.
@@ -255,5 +320,5 @@ func (c Config) normalized() (Config, *regexp.Regexp, error) {
 	}
 	cp.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	c.HTTPClient = &cp
-	return c, re, nil
+	return nil
 }

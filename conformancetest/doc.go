@@ -6,12 +6,20 @@
 // linearizability checker (which has no dependencies), so it can judge
 // any implementation, in any language, by its URL.
 //
-// This package holds the checks and the HTTP client that sends their
-// requests: its one job is to ask the target and record what came back.
-// The judgement of a consistency history (the model, porcupine's verdict
-// and the words of a failure) is package internal/linearize's, and the
-// outputs (text, JUnit, JSON, HTML, curl) are package internal/report's;
-// the types of the report are exported here under the same names.
+// This package is the suite's public API: Config and its normalization,
+// Run and RunChecks, the list of checks, the fault schedule's Fault and
+// ReplayConsistency. It assembles the run's registry from the tables of
+// its internal packages, one job each: internal/wire speaks HTTP (the
+// requests, the answers, the key kept out of all that is shown, the
+// OpenAPI document's rules), internal/suite runs checks (the checker a
+// check runs with, the runner), internal/checks holds every area's
+// checks, one named function each in its area's table, and
+// internal/consistency the consistency check with its fault schedule and
+// saved histories. The judgement of a consistency history (the model,
+// porcupine's verdict and the words of a failure) is package
+// internal/linearize's, and the outputs (text, JUnit, JSON, HTML, curl)
+// are package internal/report's; the types of the report are exported
+// here under the same names.
 //
 // Every rule is a named check ("auth/missing-header", "body/trailing-data",
 // "concurrency/parallel-updates", "head/not-modified", "body/stalled",
@@ -63,11 +71,11 @@
 // # OpenAPI
 //
 // The rules of the project's OpenAPI document (inventory/openapi.yaml) are
-// embedded here, unexported, because the package may not import the
+// embedded in this module (internal/wire), because it may not import the
 // repository: testdata/openapi-rules.json holds what kin-openapi reads in
 // the document (a test in the repository's internal/e2e module derives
-// and compares it), and this package's tests prove that the embedded
-// rules agree with that file.
+// and compares it), and the module's tests prove that the embedded rules
+// agree with that file.
 //
 // # Consistency across replicas
 //

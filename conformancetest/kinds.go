@@ -1,6 +1,9 @@
 package conformancetest
 
-import "github.com/petinventory/petinventory/conformancetest/internal/linearize"
+import (
+	"github.com/petinventory/petinventory/conformancetest/internal/consistency"
+	"github.com/petinventory/petinventory/conformancetest/internal/linearize"
+)
 
 // The kinds of the consistency check's failures (Failure.Kind, "kind" in
 // the JSON report): what broke the promise, in a form that programs
@@ -39,8 +42,8 @@ const (
 	KindCheckerBug = string(linearize.CheckerBug)
 	// KindPictureNotWritten: the picture of the history
 	// (Config.ConsistencyHTML) could not be written.
-	KindPictureNotWritten = "picture-not-written"
+	KindPictureNotWritten = consistency.KindPictureNotWritten
 	// KindHistoryNotSaved: the history (Config.ConsistencyHistory) could
 	// not be saved.
-	KindHistoryNotSaved = "history-not-saved"
+	KindHistoryNotSaved = consistency.KindHistoryNotSaved
 )

@@ -25,28 +25,29 @@ func Run(t *testing.T, cfg Config) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checks, err := rn.selected()
+	checks, err := rn.Selected()
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep := &Report{BaseURL: rn.cfg.BaseURL, Level: rn.cfg.Level, ReadOnly: rn.cfg.ReadOnly, Started: time.Now()}
+	s := rn.Settings()
+	rep := &Report{BaseURL: s.BaseURL, Level: s.Level, ReadOnly: s.ReadOnly, Started: time.Now()}
 	// Leave no idle connection to the target behind (see RunChecks).
-	t.Cleanup(rn.cfg.HTTPClient.CloseIdleConnections)
-	if note, err := rn.probe(t.Context()); err != nil {
+	t.Cleanup(s.HTTPClient.CloseIdleConnections)
+	if note, err := rn.Probe(t.Context()); err != nil {
 		t.Fatal(err)
 	} else if note != "" {
 		t.Log(note)
 		rep.Notes = append(rep.Notes, note)
 	}
-	if refused := rn.keyRefusal(); refused != "" {
+	if refused := rn.KeyRefusal(); refused != "" {
 		t.Errorf("conformancetest: the API key was refused: %s; the checks that need a valid key fail or skip because of it", refused)
 	}
 	for _, ch := range checks {
-		t.Run(ch.name, func(t *testing.T) {
-			res := rn.runCheck(t.Context(), ch)
+		t.Run(ch.Name, func(t *testing.T) {
+			res := rn.RunCheck(t.Context(), ch)
 			rep.Results = append(rep.Results, res)
-			if rn.cfg.Progress != nil {
-				rn.cfg.Progress(res)
+			if s.Progress != nil {
+				s.Progress(res)
 			}
 			if res.Detail != "" {
 				t.Log(res.Detail)
@@ -65,15 +66,15 @@ func Run(t *testing.T, cfg Config) {
 		})
 	}
 	rep.Duration = time.Since(rep.Started)
-	rep.Headlines = rn.headlines(rep)
+	rep.Headlines = rn.Headlines(rep.rep())
 	for _, h := range rep.Headlines {
 		t.Log(h)
 	}
-	if rn.cfg.HTMLReport != "" {
-		if err := writeHTMLFile(rn.cfg.HTMLReport, rep); err != nil {
+	if s.HTMLReport != "" {
+		if err := writeHTMLFile(s.HTMLReport, rep); err != nil {
 			t.Errorf("conformancetest: %v", err)
 		} else {
-			t.Logf("HTML report: %s", rn.cfg.HTMLReport)
+			t.Logf("HTML report: %s", s.HTMLReport)
 		}
 	}
 }

@@ -123,51 +123,8 @@ func main() {
 // run is the command without process globals, so that it can be read and
 // tested as a function.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("inventory-conformance", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var (
-		baseURLs stringList
-		apiKey   = fs.String("api-key", "", "bearer API key (default: $INVENTORY_API_KEY, else the first key of $INVENTORY_API_KEYS; prefer a variable)")
-		readOnly = fs.Bool("read-only", false, "skip every check that changes quantities")
-		level    = fs.String("level", string(conformancetest.LevelContract), "spec: only what the seed spec requires; contract: every rule of CONTRACT.md")
-		runRE    = fs.String("run", "", "run only the checks whose name matches this regular expression")
-		junit    = fs.String("junit", "", "also write a JUnit XML report to this file")
-		htmlOut  = fs.String("html", "", "also write an HTML report (one self-contained page) to this file")
-		asJSON   = fs.Bool("json", false, "print the report as JSON instead of the table")
-		verbose  = fs.Bool("v", false, "print each check as it finishes, and each rule")
-		timeout  = fs.Duration("timeout", conformancetest.DefaultRequestTimeout, "time limit of each request")
-		maxBody  = fs.Int64("max-body-bytes", conformancetest.DefaultMaxBodyBytes, "the deployment's body limit")
-		list     = fs.Bool("list", false, "list the checks of the level and exit")
-		skipRE   = fs.String("skip", "", "do not run the checks whose name matches this regular expression")
-		consist  = fs.Duration("consistency", 0, "run the consistency check for this long (e.g. 10s); 0 skips it")
-		clients  = fs.Int("consistency-clients", conformancetest.DefaultConsistencyClients, "clients of the consistency run, spread over every -base-url")
-		consHTML = fs.String("consistency-html", "", "when the consistency check fails, write a picture of the history (HTML) to this file")
-		history  = fs.String("consistency-history", "", "save the history of the consistency run (JSON: every request, what it saw, the verdict) to this file")
-		replay   = fs.String("consistency-replay", "", "judge a history saved by -consistency-history again, without any deployment, and exit as that run would")
-		stale    = fs.Duration("consistency-staleness", 0, "the deployment's staleness bound: judge the consistency run against a bounded-staleness promise, a list shows every update answered at least this long before it was sent (0: strict); the default list after an update, and a consistency run, wait it out (the suite's own reads are strict lists, Cache-Control: no-cache)")
-	)
-	var faultSpecs stringList
-	fs.Var(&faultSpecs, "consistency-fault", "a fault of the consistency run, `\"OFFSET KIND [ARG...]\"`, repeatable, only with -consistency: OFFSET a duration from the start of the run; KIND one of\n"+
-		"  exec COMMAND...     run COMMAND with sh -c (time limit 1m; it must exit 0; exit status and last lines reported)\n"+
-		"  redis-pause D       CLIENT PAUSE (ALL) for D on the master, every master of a Cluster\n"+
-		"  redis-kill-clients  CLIENT KILL TYPE normal on every master, the suite's own connection spared\n"+
-		"  redis-failover      SENTINEL FAILOVER <master_name>; on a Cluster CLUSTER FAILOVER on a replica of the master of the store's slot\n"+
-		"e.g. \"6s exec kubectl -n shop delete pod redis-0\", \"4s redis-pause 2s\", \"6s redis-failover\". "+
-		"The report says each fault's window (the longest stretch around it with no update answered 200), its answers other than 200 and its updates of unknown outcome; "+
-		"a fault that cannot be applied stops the run with exit status 2")
-	redisURL := fs.String("consistency-redis", "", "the `URL` of the Redis the redis-* faults act on, in any form of the server's REDIS_URL: redis://[user:password@]host:port, rediss://…, unix:///path, Sentinel (?master_name=NAME&addr=…), Cluster (?addr=…); its password is never printed")
-	redisCA := fs.String("consistency-redis-ca-file", "", "PEM CA certificates trusted for -consistency-redis's TLS (turns TLS on)")
-	redisPrefix := fs.String("consistency-redis-prefix", conformancetest.DefaultConsistencyRedisPrefix, "the store's key prefix: a Cluster's redis-failover acts on the master of its slot")
-	fs.Var(&baseURLs, "base-url", "base URL of the API, version segment included, e.g. https://staging.example/v1 (required); repeat it for each replica of the deployment")
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: inventory-conformance -base-url URL [flags]\n\n"+
-			"Checks a running inventory API against the spec and the contract.\n"+
-			"The key comes from -api-key, else $INVENTORY_API_KEY, else the first of the\n"+
-			"comma-separated keys in $INVENTORY_API_KEYS (the variable the server reads\n"+
-			"its keys from), and is never printed.\n\n")
-		fs.PrintDefaults()
-		fmt.Fprintf(stderr, "\nexit status: 0 all passed, 1 a check failed, 2 usage or a fault that could not be applied, 3 target unreachable, 130 interrupted\n")
-	}
+	var o options
+	fs := o.flagSet(stderr)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
@@ -179,88 +136,173 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		fs.Usage()
 		return exitUsage
 	}
-	lvl := conformancetest.Level(*level)
+	lvl := conformancetest.Level(o.level)
 	if lvl != conformancetest.LevelSpec && lvl != conformancetest.LevelContract {
-		fmt.Fprintf(stderr, "inventory-conformance: -level %q: want spec or contract\n", *level)
+		fmt.Fprintf(stderr, "inventory-conformance: -level %q: want spec or contract\n", o.level)
 		return exitUsage
 	}
-	if *list {
-		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "CHECK\tWRITES\tSOURCE\tRULE")
-		for _, c := range conformancetest.Checks(lvl) {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", c.Name, map[bool]string{true: "yes", false: "-"}[c.Writes], c.Source, c.Rule)
-		}
-		tw.Flush()
-		return exitOK
+	if o.list {
+		return list(stdout, lvl)
 	}
-	if *clients == 0 {
+	if o.clients == 0 {
 		// Zero in Config means the default; on the command line it is
 		// a mistake.
 		fmt.Fprintln(stderr, "inventory-conformance: -consistency-clients 0: the consistency run needs at least one client")
 		return exitUsage
 	}
-	if *replay != "" {
-		if len(baseURLs) > 0 {
-			fmt.Fprintln(stderr, "inventory-conformance: -consistency-replay judges a saved history and sends nothing: give no -base-url")
-			return exitUsage
-		}
-		rc := conformancetest.ReplayConfig{History: *replay, ConsistencyHTML: *consHTML}
-		fs.Visit(func(f *flag.Flag) {
-			if f.Name == "consistency-staleness" {
-				rc.ConsistencyStaleness, rc.JudgeStaleness = *stale, true
-			}
-		})
-		rep, err := conformancetest.ReplayConsistency(rc)
-		if err != nil {
-			fmt.Fprintf(stderr, "inventory-conformance: -consistency-replay: %v\n", err)
-			return exitUsage
-		}
-		return report(rep, *asJSON, *verbose, *junit, *htmlOut, stdout, stderr)
+	if o.replay != "" {
+		fs.Visit(func(f *flag.Flag) { o.judgeStaleness = o.judgeStaleness || f.Name == "consistency-staleness" })
+		return o.runReplay(stdout, stderr)
 	}
+	cfg, ok := o.config(lvl, getenv, stderr)
+	if !ok {
+		return exitUsage
+	}
+	return o.check(ctx, cfg, stdout, stderr)
+}
+
+// options are the command's flags.
+type options struct {
+	baseURLs, faultSpecs                      stringList
+	apiKey, level, runRE, skipRE, junit, html string
+	consHTML, history, replay                 string
+	redisURL, redisCA, redisPrefix            string
+	readOnly, asJSON, verbose, list           bool
+	timeout, consistency, staleness           time.Duration
+	maxBody                                   int64
+	clients                                   int
+	judgeStaleness                            bool // -consistency-staleness was given
+}
+
+// flagSet defines the command's flags, and its usage, to be parsed into o.
+func (o *options) flagSet(stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("inventory-conformance", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.apiKey, "api-key", "", "bearer API key (default: $INVENTORY_API_KEY, else the first key of $INVENTORY_API_KEYS; prefer a variable)")
+	fs.BoolVar(&o.readOnly, "read-only", false, "skip every check that changes quantities")
+	fs.StringVar(&o.level, "level", string(conformancetest.LevelContract), "spec: only what the seed spec requires; contract: every rule of CONTRACT.md")
+	fs.StringVar(&o.runRE, "run", "", "run only the checks whose name matches this regular expression")
+	fs.StringVar(&o.junit, "junit", "", "also write a JUnit XML report to this file")
+	fs.StringVar(&o.html, "html", "", "also write an HTML report (one self-contained page) to this file")
+	fs.BoolVar(&o.asJSON, "json", false, "print the report as JSON instead of the table")
+	fs.BoolVar(&o.verbose, "v", false, "print each check as it finishes, and each rule")
+	fs.DurationVar(&o.timeout, "timeout", conformancetest.DefaultRequestTimeout, "time limit of each request")
+	fs.Int64Var(&o.maxBody, "max-body-bytes", conformancetest.DefaultMaxBodyBytes, "the deployment's body limit")
+	fs.BoolVar(&o.list, "list", false, "list the checks of the level and exit")
+	fs.StringVar(&o.skipRE, "skip", "", "do not run the checks whose name matches this regular expression")
+	fs.DurationVar(&o.consistency, "consistency", 0, "run the consistency check for this long (e.g. 10s); 0 skips it")
+	fs.IntVar(&o.clients, "consistency-clients", conformancetest.DefaultConsistencyClients, "clients of the consistency run, spread over every -base-url")
+	fs.StringVar(&o.consHTML, "consistency-html", "", "when the consistency check fails, write a picture of the history (HTML) to this file")
+	fs.StringVar(&o.history, "consistency-history", "", "save the history of the consistency run (JSON: every request, what it saw, the verdict) to this file")
+	fs.StringVar(&o.replay, "consistency-replay", "", "judge a history saved by -consistency-history again, without any deployment, and exit as that run would")
+	fs.DurationVar(&o.staleness, "consistency-staleness", 0, "the deployment's staleness bound: judge the consistency run against a bounded-staleness promise, a list shows every update answered at least this long before it was sent (0: strict); the default list after an update, and a consistency run, wait it out (the suite's own reads are strict lists, Cache-Control: no-cache)")
+	fs.Var(&o.faultSpecs, "consistency-fault", faultUsage)
+	fs.StringVar(&o.redisURL, "consistency-redis", "", "the `URL` of the Redis the redis-* faults act on, in any form of the server's REDIS_URL: redis://[user:password@]host:port, rediss://…, unix:///path, Sentinel (?master_name=NAME&addr=…), Cluster (?addr=…); its password is never printed")
+	fs.StringVar(&o.redisCA, "consistency-redis-ca-file", "", "PEM CA certificates trusted for -consistency-redis's TLS (turns TLS on)")
+	fs.StringVar(&o.redisPrefix, "consistency-redis-prefix", conformancetest.DefaultConsistencyRedisPrefix, "the store's key prefix: a Cluster's redis-failover acts on the master of its slot")
+	fs.Var(&o.baseURLs, "base-url", "base URL of the API, version segment included, e.g. https://staging.example/v1 (required); repeat it for each replica of the deployment")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: inventory-conformance -base-url URL [flags]\n\n"+
+			"Checks a running inventory API against the spec and the contract.\n"+
+			"The key comes from -api-key, else $INVENTORY_API_KEY, else the first of the\n"+
+			"comma-separated keys in $INVENTORY_API_KEYS (the variable the server reads\n"+
+			"its keys from), and is never printed.\n\n")
+		fs.PrintDefaults()
+		fmt.Fprintf(stderr, "\nexit status: 0 all passed, 1 a check failed, 2 usage or a fault that could not be applied, 3 target unreachable, 130 interrupted\n")
+	}
+	return fs
+}
+
+// faultUsage is the usage of -consistency-fault.
+const faultUsage = "a fault of the consistency run, `\"OFFSET KIND [ARG...]\"`, repeatable, only with -consistency: OFFSET a duration from the start of the run; KIND one of\n" +
+	"  exec COMMAND...     run COMMAND with sh -c (time limit 1m; it must exit 0; exit status and last lines reported)\n" +
+	"  redis-pause D       CLIENT PAUSE (ALL) for D on the master, every master of a Cluster\n" +
+	"  redis-kill-clients  CLIENT KILL TYPE normal on every master, the suite's own connection spared\n" +
+	"  redis-failover      SENTINEL FAILOVER <master_name>; on a Cluster CLUSTER FAILOVER on a replica of the master of the store's slot\n" +
+	"e.g. \"6s exec kubectl -n shop delete pod redis-0\", \"4s redis-pause 2s\", \"6s redis-failover\". " +
+	"The report says each fault's window (the longest stretch around it with no update answered 200), its answers other than 200 and its updates of unknown outcome; " +
+	"a fault that cannot be applied stops the run with exit status 2"
+
+// list prints the checks of level lvl: -list.
+func list(stdout io.Writer, lvl conformancetest.Level) int {
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "CHECK\tWRITES\tSOURCE\tRULE")
+	for _, c := range conformancetest.Checks(lvl) {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", c.Name, map[bool]string{true: "yes", false: "-"}[c.Writes], c.Source, c.Rule)
+	}
+	tw.Flush()
+	return exitOK
+}
+
+// runReplay judges a saved history again: -consistency-replay.
+func (o *options) runReplay(stdout, stderr io.Writer) int {
+	if len(o.baseURLs) > 0 {
+		fmt.Fprintln(stderr, "inventory-conformance: -consistency-replay judges a saved history and sends nothing: give no -base-url")
+		return exitUsage
+	}
+	rc := conformancetest.ReplayConfig{History: o.replay, ConsistencyHTML: o.consHTML}
+	if o.judgeStaleness {
+		rc.ConsistencyStaleness, rc.JudgeStaleness = o.staleness, true
+	}
+	rep, err := conformancetest.ReplayConsistency(rc)
+	if err != nil {
+		fmt.Fprintf(stderr, "inventory-conformance: -consistency-replay: %v\n", err)
+		return exitUsage
+	}
+	return report(rep, o.asJSON, o.verbose, o.junit, o.html, stdout, stderr)
+}
+
+// config is the run's configuration, or false when a flag is wrong (it
+// says so on stderr).
+func (o *options) config(lvl conformancetest.Level, getenv func(string) string, stderr io.Writer) (conformancetest.Config, bool) {
 	var faults []conformancetest.Fault
-	for _, spec := range faultSpecs {
+	for _, spec := range o.faultSpecs {
 		f, err := conformancetest.ParseFault(spec)
 		if err != nil {
 			fmt.Fprintf(stderr, "inventory-conformance: -consistency-fault: %v\n", err)
-			return exitUsage
+			return conformancetest.Config{}, false
 		}
 		faults = append(faults, f)
 	}
-	if len(faults) > 0 && *consist == 0 {
+	if len(faults) > 0 && o.consistency == 0 {
 		fmt.Fprintln(stderr, "inventory-conformance: -consistency-fault applies faults during the consistency run: give it a duration with -consistency (e.g. -consistency 20s)")
-		return exitUsage
+		return conformancetest.Config{}, false
 	}
-	key := apiKeyFrom(*apiKey, getenv)
-	if len(baseURLs) == 0 {
+	key := apiKeyFrom(o.apiKey, getenv)
+	if len(o.baseURLs) == 0 {
 		fmt.Fprintln(stderr, "inventory-conformance: -base-url is required (e.g. -base-url http://127.0.0.1:8080/v1)")
-		return exitUsage
+		return conformancetest.Config{}, false
 	}
 	if key == "" {
 		fmt.Fprintln(stderr, "inventory-conformance: no API key: set INVENTORY_API_KEY (or INVENTORY_API_KEYS, as for the server, or pass -api-key)")
-		return exitUsage
+		return conformancetest.Config{}, false
 	}
-	cfg := conformancetest.Config{
-		BaseURL:              baseURLs[0],
-		Replicas:             baseURLs[1:],
+	return conformancetest.Config{
+		BaseURL:              o.baseURLs[0],
+		Replicas:             o.baseURLs[1:],
 		APIKey:               key,
-		ReadOnly:             *readOnly,
+		ReadOnly:             o.readOnly,
 		Level:                lvl,
-		Run:                  *runRE,
-		Skip:                 *skipRE,
-		MaxBodyBytes:         *maxBody,
-		RequestTimeout:       *timeout,
-		Consistency:          *consist,
-		ConsistencyClients:   *clients,
-		ConsistencyHTML:      *consHTML,
-		ConsistencyHistory:   *history,
-		ConsistencyStaleness: *stale,
+		Run:                  o.runRE,
+		Skip:                 o.skipRE,
+		MaxBodyBytes:         o.maxBody,
+		RequestTimeout:       o.timeout,
+		Consistency:          o.consistency,
+		ConsistencyClients:   o.clients,
+		ConsistencyHTML:      o.consHTML,
+		ConsistencyHistory:   o.history,
+		ConsistencyStaleness: o.staleness,
 
 		ConsistencyFaults:      faults,
-		ConsistencyRedis:       *redisURL,
-		ConsistencyRedisCAFile: *redisCA,
-		ConsistencyRedisPrefix: *redisPrefix,
-	}
-	if *verbose {
+		ConsistencyRedis:       o.redisURL,
+		ConsistencyRedisCAFile: o.redisCA,
+		ConsistencyRedisPrefix: o.redisPrefix,
+	}, true
+}
+
+// check runs the checks with cfg and reports them: the command's run.
+func (o *options) check(ctx context.Context, cfg conformancetest.Config, stdout, stderr io.Writer) int {
+	if o.verbose {
 		cfg.Progress = func(r conformancetest.Result) {
 			fmt.Fprintf(stderr, "%-4s  %s (%d requests, %v)\n", strings.ToUpper(string(r.Outcome)), r.Name, r.Requests, r.Duration.Round(time.Millisecond))
 		}
@@ -277,7 +319,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		fmt.Fprintf(stderr, "inventory-conformance: %v\n", err)
 		return exitUsage
 	}
-	return report(rep, *asJSON, *verbose, *junit, *htmlOut, stdout, stderr)
+	return report(rep, o.asJSON, o.verbose, o.junit, o.html, stdout, stderr)
 }
 
 // report prints rep (as JSON or the table), writes the JUnit and HTML

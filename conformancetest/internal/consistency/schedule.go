@@ -1,0 +1,145 @@
+package consistency
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/petinventory/petinventory/conformancetest/internal/faults"
+	"github.com/petinventory/petinventory/conformancetest/internal/linearize"
+	"github.com/petinventory/petinventory/conformancetest/internal/suite"
+)
+
+// The consistency run's fault schedule: faults applied at offsets of the
+// run, on the run's clock, so that the checker judges what they did and
+// the report says what each cost. Package internal/faults applies them.
+
+// schedule applies the faults of one consistency run.
+type schedule struct {
+	faults []suite.Fault
+	target *faults.Target // nil when no fault acts on Redis
+	prefix string
+	scrub  func(string) string
+	wg     sync.WaitGroup
+	mu     sync.Mutex
+	done   []linearize.Fault
+	err    error
+}
+
+// newSchedule prepares the run's faults and checks, before the run, that
+// the Redis they act on answers: an error names the first fault that
+// needs it.
+func newSchedule(ctx context.Context, cfg suite.Settings, scrub func(string) string) (*schedule, error) {
+	s := &schedule{faults: cfg.ConsistencyFaults, prefix: cfg.ConsistencyRedisPrefix}
+	s.scrub = scrub
+	var first *suite.Fault
+	failover := false
+	for i, f := range s.faults {
+		if isRedis(f) && first == nil {
+			first = &s.faults[i]
+		}
+		failover = failover || f.Kind == FaultRedisFailover
+	}
+	if first == nil {
+		return s, nil
+	}
+	t, err := faults.ParseURL(cfg.ConsistencyRedis, cfg.ConsistencyRedisCAFile)
+	if err == nil {
+		err = t.Check(ctx, failover, s.prefix)
+	}
+	if err != nil {
+		return nil, s.failure(*first, fmt.Errorf("the Redis to act on (%s) %v", redisName(t), err))
+	}
+	s.target = t
+	secrets := t.Secrets()
+	s.scrub = func(x string) string {
+		for _, p := range secrets {
+			x = strings.ReplaceAll(x, p, "xxxxx")
+		}
+		return scrub(x)
+	}
+	return s, nil
+}
+
+func redisName(t *faults.Target) string {
+	if t == nil {
+		return "-consistency-redis"
+	}
+	return t.String()
+}
+
+// failure is the error of a fault that could not be applied.
+func (s *schedule) failure(f suite.Fault, err error) error {
+	return fmt.Errorf("conformancetest: %w: %s", ErrFault, s.scrub(fmt.Sprintf("fault %q: %v", f.String(), err)))
+}
+
+// start applies each fault at its offset from start, until ctx ends;
+// stop is called when one cannot be applied.
+func (s *schedule) start(ctx context.Context, start time.Time, stop func()) {
+	for _, f := range s.faults {
+		s.wg.Go(func() {
+			select {
+			case <-time.After(time.Until(start.Add(f.Offset))):
+			case <-ctx.Done():
+				return
+			}
+			rec, err := s.apply(ctx, f, start)
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			if err != nil {
+				if s.err == nil && ctx.Err() == nil {
+					s.err = s.failure(f, err)
+					stop()
+				}
+				return
+			}
+			s.done = append(s.done, rec)
+		})
+	}
+}
+
+// wait waits for every fault to end and returns those applied, in the
+// order they were, and the error of the first that could not be.
+func (s *schedule) wait() ([]linearize.Fault, error) {
+	s.wg.Wait()
+	slices.SortFunc(s.done, func(a, b linearize.Fault) int { return int(a.AppliedNs - b.AppliedNs) })
+	return s.done, s.err
+}
+
+// apply applies one fault and records it.
+func (s *schedule) apply(ctx context.Context, f suite.Fault, start time.Time) (linearize.Fault, error) {
+	rec := linearize.Fault{Fault: s.scrub(f.String()), Kind: f.Kind, OffsetNs: int64(f.Offset), AppliedNs: int64(time.Since(start))}
+	ended := func() {
+		e := int64(time.Since(start))
+		rec.EndedNs = &e
+	}
+	var err error
+	switch f.Kind {
+	case FaultExec:
+		var status int
+		var tail string
+		status, tail, err = faults.Exec(ctx, f.Args[0], FaultExecLimit)
+		ended()
+		rec.ExitStatus, rec.Output = &status, s.scrub(tail)
+		if err != nil && tail != "" {
+			err = fmt.Errorf("%v; its last lines: %s", err, strings.ReplaceAll(tail, "\n", " | "))
+		}
+	case FaultRedisPause:
+		d, _ := time.ParseDuration(f.Args[0])
+		rec.Note, err = s.target.Pause(ctx, d)
+		e := rec.AppliedNs + int64(d)
+		rec.EndedNs = &e
+	case FaultRedisKillClients:
+		var closed int64
+		rec.Note, closed, err = s.target.KillClients(ctx)
+		rec.Closed = &closed
+	case FaultRedisFailover:
+		rec.Note, err = s.target.Failover(ctx, s.prefix)
+		ended()
+	}
+	rec.Note = s.scrub(rec.Note)
+	return rec, err
+}
