@@ -94,3 +94,47 @@ func TestStableTagAfterSameBodyWrite(t *testing.T) {
 		t.Errorf("a new tag on every list: %s", res.Outcome)
 	}
 }
+
+// TestStarMatchesTheStateNow: If-None-Match: * matches whatever state is
+// current, so a write between the list and the conditional list (another
+// client's, or a bounded deployment's held state renewed after a restore)
+// gives a 304 naming the new tag, and etag/not-modified passes; a 304 to *
+// naming a tag no list shows still fails it.
+func TestStarMatchesTheStateNow(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		bogus bool
+		want  conformancetest.Outcome
+	}{{"a write before the * list", false, conformancetest.Pass}, {"a 304 naming no state", true, conformancetest.Fail}} {
+		t.Run(tc.name, func(t *testing.T) {
+			rs := &refserver.Server{}
+			rs.Seed()
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				star := r.Method == http.MethodGet && r.Header.Get("If-None-Match") == "*"
+				switch {
+				case star && !tc.bogus:
+					rs.NewState() // a write of the same quantity, just before
+				case star:
+					w = etagRewriter{w}
+				}
+				rs.ServeHTTP(w, r)
+			}))
+			t.Cleanup(srv.Close)
+			rep, err := conformancetest.RunChecks(t.Context(), conformancetest.Config{BaseURL: srv.URL + "/v1", APIKey: refserver.Key, Run: "^etag/not-modified$"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res, _ := rep.Result("etag/not-modified"); res.Outcome != tc.want {
+				t.Errorf("%s, want %s: %v", res.Outcome, tc.want, res.Failures)
+			}
+		})
+	}
+}
+
+// etagRewriter answers with an entity tag no state has.
+type etagRewriter struct{ http.ResponseWriter }
+
+func (e etagRewriter) WriteHeader(status int) {
+	e.Header().Set("ETag", `"0000000000000000000000000000beef"`)
+	e.ResponseWriter.WriteHeader(status)
+}
