@@ -39,6 +39,32 @@ func (f LongFunc) String() string {
 // not parse is an error: a check that skipped it would hide what it holds.
 func (r *Repo) FuncLengths() (funcs map[string]int, long []LongFunc, err error) {
 	funcs = map[string]int{}
+	err = r.eachShippedFile(func(f string, fset *token.FileSet, af *ast.File) {
+		n, l := fileFuncLengths(fset, f, af)
+		funcs[r.moduleOfFile(f).Dir] += n
+		long = append(long, l...)
+	})
+	return funcs, long, err
+}
+
+// MaxPackageLines is the most lines of shipped code one package may hold:
+// past it, a package holds more than one job, and is split by job.
+const MaxPackageLines = 4000
+
+// PackageLines counts the lines of shipped code of every package of the
+// tree (the files FuncLengths measures), by the package's directory,
+// slash-separated from the root.
+func (r *Repo) PackageLines() (map[string]int, error) {
+	lines := map[string]int{}
+	err := r.eachShippedFile(func(f string, fset *token.FileSet, af *ast.File) {
+		lines[path.Dir(f)] += fset.Position(af.FileEnd).Line
+	})
+	return lines, err
+}
+
+// eachShippedFile parses every file of shipped code, generated files left
+// out, and calls fn with it.
+func (r *Repo) eachShippedFile(fn func(f string, fset *token.FileSet, af *ast.File)) error {
 	fset := token.NewFileSet()
 	for _, f := range r.Files {
 		if !isShippedGo(f) {
@@ -46,16 +72,13 @@ func (r *Repo) FuncLengths() (funcs map[string]int, long []LongFunc, err error) 
 		}
 		af, err := parser.ParseFile(fset, filepath.Join(r.Root, filepath.FromSlash(f)), nil, parser.ParseComments|parser.SkipObjectResolution)
 		if err != nil {
-			return nil, nil, err
+			return err
 		}
-		if ast.IsGenerated(af) {
-			continue
+		if !ast.IsGenerated(af) {
+			fn(f, fset, af)
 		}
-		n, l := fileFuncLengths(fset, f, af)
-		funcs[r.moduleOfFile(f).Dir] += n
-		long = append(long, l...)
 	}
-	return funcs, long, nil
+	return nil
 }
 
 // isShippedGo reports whether the file named f (slash-separated, from the

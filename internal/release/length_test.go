@@ -40,6 +40,32 @@ func TestFunctionsShort(t *testing.T) {
 	t.Logf("%d functions of shipped code measured in %d modules; %d longer than %d lines", total, len(r.Modules), len(long), MaxFuncLines)
 }
 
+// TestPackagesSmall: no package of shipped code, in any module, holds more
+// than MaxPackageLines lines.
+func TestPackagesSmall(t *testing.T) {
+	r, err := Load(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines, err := r.PackageLines()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := lines["inventory"]; n < 1000 {
+		t.Fatalf("package inventory counted %d lines: the check reads the wrong files", n)
+	}
+	biggest := ""
+	for dir, n := range lines {
+		if n > MaxPackageLines {
+			t.Errorf("%s: %d lines of shipped code, more than %d: split it by job", dir, n, MaxPackageLines)
+		}
+		if lines[dir] > lines[biggest] {
+			biggest = dir
+		}
+	}
+	t.Logf("%d packages; the largest, %s, holds %d lines", len(lines), biggest, lines[biggest])
+}
+
 // TestFuncLengthsFindsLong drives the check on a tree made up for it: it
 // names a long function, method and package-level function literal, and
 // leaves out tests, test data and generated files, and a function exactly
@@ -102,6 +128,15 @@ func TestFuncLengthsFindsLong(t *testing.T) {
 	}
 	if s := want[0].String(); s != "a/a.go:84: Long is 81 lines long, more than 80" {
 		t.Errorf("String() = %q", s)
+	}
+	// The same tree by package, its lines counted as wc -l does: a's
+	// shipped file alone, b's one file.
+	lines, err := r.PackageLines()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(src, "\n"); lines["a"] != n || lines["b"] != 3 || len(lines) != 2 {
+		t.Errorf("package lines = %v, want a: %d, b: 3", lines, n)
 	}
 }
 
