@@ -128,9 +128,10 @@ func TestConfigFaultsTLS(t *testing.T) {
 	}{
 		{"unknown CA", "rediss://" + tlsNode.Addr() + "/0", nil, "give the CA that signed it to Config.LoadTLSFiles", FaultTLSVerify, "Config.LoadTLSFiles"},
 		{"plain to a TLS port", "redis://" + tlsNode.Addr() + "/0", nil, "use a rediss:// URL", FaultPlainToTLSPort, "URL"},
-		{"TLS to a plain port", "rediss://" + plain.Addr() + "/0", files, "use a redis:// URL without Config.LoadTLSFiles", FaultTLSToPlainPort, "URL"},
+		{"TLS to a plain port", "rediss://" + plain.Addr() + "/0?dial_timeout=200ms&read_timeout=200ms&max_retries=-1", files, "use a redis:// URL without Config.LoadTLSFiles", FaultTLSToPlainPort, "URL"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // each waits on its own time-outs
 			s, buf := faultStore(t, tc.url, tc.files)
 			f := wantFault(t, burst(t, s, 2, tc.fix), tc.kind, tc.option)
 			loggedOnce(t, buf, tc.fix)
