@@ -26,6 +26,7 @@ import (
 // mix of requests is sent; its HTTP API must then show exactly those
 // counts by label, and its own scrape health up == 1.
 func TestRealPrometheusScrape(t *testing.T) {
+	t.Parallel() // it waits on the server's clocks, not the CPU
 	bin, err := exec.LookPath("prometheus")
 	if err != nil {
 		msg := "prometheus is not installed (Debian: apt-get install prometheus; .ci/run installs it); the real-scrape test needs it"

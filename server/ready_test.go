@@ -219,6 +219,7 @@ func (d *keyDir) flip(content string) {
 // the kept key never refused. A new content without a key, or no file at
 // all, keeps the keys in force and is logged once.
 func TestAPIKeysFileRotation(t *testing.T) {
+	t.Parallel() // it waits on the server's clocks, not the CPU
 	d := newKeyDir(t, "# v1\nold-key-1111\nkept-key-2222\n")
 	s := launch(t, Config{Framework: "gin", APIKeysFile: d.path(), Seed: SeedDemo})
 	awaitReady(t, s, 20*time.Second)

@@ -554,7 +554,7 @@ func stalledRedis(t *testing.T) string {
 // is logged after "serving". Meanwhile it is alive and not ready, and it
 // still shuts down promptly.
 func TestListensBeforeSeeding(t *testing.T) {
-	s := startUnready(t, Config{Framework: "gin", RedisURL: "redis://" + stalledRedis(t) + "/0", StoreTimeout: time.Minute})
+	s := startUnready(t, Config{Framework: "gin", RedisURL: "redis://" + stalledRedis(t) + "/0?read_timeout=300ms&write_timeout=300ms", StoreTimeout: time.Minute})
 	if logs := s.logs.String(); strings.Contains(logs, "cannot serve yet") {
 		t.Fatalf("a seed attempt failed before the server listened:\n%s", logs)
 	}
