@@ -41,8 +41,9 @@ var Check = &suite.Check{
 	Source: "CONTRACT.md §Consistency",
 	Rule: "Every list and every update appears to take effect at one instant between its call and its return, across every replica of the deployment: " +
 		"a list shows every update answered before it was sent and one instant of all pets, no write that was never made; an update's answer carries its own write.",
-	Writes: true,
-	Run:    run,
+	Writes:  true,
+	Run:     run,
+	Prepare: Prepare,
 }
 
 // Checks are the checks of this package, in run order: Check.

@@ -29,26 +29,30 @@ type schedule struct {
 	err    error
 }
 
-// newSchedule prepares the run's faults and checks, before the run, that
-// the Redis they act on answers: an error names the first fault that
-// needs it.
+// newSchedule prepares the run's faults and checks that the Redis they
+// act on answers and lets its user send what they need (see
+// faults.Target.Check): an error names the first fault that needs it.
+// It is called before any check runs (Prepare), and again when the
+// consistency run starts.
 func newSchedule(ctx context.Context, cfg suite.Settings, scrub func(string) string) (*schedule, error) {
 	s := &schedule{faults: cfg.ConsistencyFaults, prefix: cfg.ConsistencyRedisPrefix}
 	s.scrub = scrub
 	var first *suite.Fault
-	failover := false
+	var need faults.Needs
 	for i, f := range s.faults {
 		if isRedis(f) && first == nil {
 			first = &s.faults[i]
 		}
-		failover = failover || f.Kind == FaultRedisFailover
+		need.Pause = need.Pause || f.Kind == FaultRedisPause
+		need.KillClients = need.KillClients || f.Kind == FaultRedisKillClients
+		need.Failover = need.Failover || f.Kind == FaultRedisFailover
 	}
 	if first == nil {
 		return s, nil
 	}
 	t, err := faults.ParseURL(cfg.ConsistencyRedis, cfg.ConsistencyRedisCAFile)
 	if err == nil {
-		err = t.Check(ctx, failover, s.prefix)
+		err = t.Check(ctx, need, s.prefix)
 	}
 	if err != nil {
 		return nil, s.failure(*first, fmt.Errorf("the Redis to act on (%s) %v", redisName(t), err))
@@ -62,6 +66,20 @@ func newSchedule(ctx context.Context, cfg suite.Settings, scrub func(string) str
 		return scrub(x)
 	}
 	return s, nil
+}
+
+// Prepare checks, right after the deployment was probed and before any
+// check runs, the Redis the faults of the schedule act on (see
+// newSchedule), so that a wrong password or a missing right stops the
+// run within seconds rather than after every other check: ErrFault. It
+// checks nothing when the consistency run will not run (no duration, a
+// read-only run) or has no redis-* fault.
+func Prepare(ctx context.Context, cfg suite.Settings, scrub func(string) string) error {
+	if cfg.Consistency == 0 || cfg.ReadOnly || len(cfg.ConsistencyFaults) == 0 {
+		return nil
+	}
+	_, err := newSchedule(ctx, cfg, scrub)
+	return err
 }
 
 func redisName(t *faults.Target) string {
