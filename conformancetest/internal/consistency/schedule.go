@@ -1,6 +1,7 @@
 package consistency
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -95,16 +96,30 @@ func (s *schedule) failure(f suite.Fault, err error) error {
 }
 
 // start applies each fault at its offset from start, until ctx ends;
-// stop is called when one cannot be applied.
+// stop is called when one cannot be applied. A fault at offset 0 is
+// stamped applied before start returns, so before any client of the run
+// sends: it precedes every request of the history, however late its
+// goroutine runs.
 func (s *schedule) start(ctx context.Context, start time.Time, stop func()) {
 	for _, f := range s.faults {
+		var now *linearize.Fault
+		if f.Offset <= 0 {
+			rec := s.stamp(f, start)
+			now = &rec
+		}
 		s.wg.Go(func() {
-			select {
-			case <-time.After(time.Until(start.Add(f.Offset))):
-			case <-ctx.Done():
-				return
+			var rec linearize.Fault
+			if now != nil {
+				rec = *now
+			} else {
+				select {
+				case <-time.After(time.Until(start.Add(f.Offset))):
+				case <-ctx.Done():
+					return
+				}
+				rec = s.stamp(f, start)
 			}
-			rec, err := s.apply(ctx, f, start)
+			err := s.apply(ctx, f, start, &rec)
 			s.mu.Lock()
 			defer s.mu.Unlock()
 			if err != nil {
@@ -123,13 +138,17 @@ func (s *schedule) start(ctx context.Context, start time.Time, stop func()) {
 // order they were, and the error of the first that could not be.
 func (s *schedule) wait() ([]linearize.Fault, error) {
 	s.wg.Wait()
-	slices.SortFunc(s.done, func(a, b linearize.Fault) int { return int(a.AppliedNs - b.AppliedNs) })
+	slices.SortFunc(s.done, func(a, b linearize.Fault) int { return cmp.Compare(a.AppliedNs, b.AppliedNs) })
 	return s.done, s.err
 }
 
-// apply applies one fault and records it.
-func (s *schedule) apply(ctx context.Context, f suite.Fault, start time.Time) (linearize.Fault, error) {
-	rec := linearize.Fault{Fault: s.scrub(f.String()), Kind: f.Kind, OffsetNs: int64(f.Offset), AppliedNs: int64(time.Since(start))}
+// stamp is the record of fault f applied now, start the run's start.
+func (s *schedule) stamp(f suite.Fault, start time.Time) linearize.Fault {
+	return linearize.Fault{Fault: s.scrub(f.String()), Kind: f.Kind, OffsetNs: int64(f.Offset), AppliedNs: int64(time.Since(start))}
+}
+
+// apply applies fault f, stamped rec, and records in rec what it did.
+func (s *schedule) apply(ctx context.Context, f suite.Fault, start time.Time, rec *linearize.Fault) error {
 	ended := func() {
 		e := int64(time.Since(start))
 		rec.EndedNs = &e
@@ -159,5 +178,5 @@ func (s *schedule) apply(ctx context.Context, f suite.Fault, start time.Time) (l
 		ended()
 	}
 	rec.Note = s.scrub(rec.Note)
-	return rec, err
+	return err
 }
