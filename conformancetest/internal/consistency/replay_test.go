@@ -95,7 +95,7 @@ func recordHistory(t *testing.T, rs *refserver.Server, front func(http.Handler) 
 	} else {
 		second = serve(rs)
 	}
-	rep, err := conformancetest.RunChecks(t.Context(), conformancetest.Config{BaseURL: first, Replicas: []string{second}, APIKey: refserver.Key, Run: "^consistency/",
+	rep, err := conformancetest.RunChecks(t.Context(), conformancetest.Config{BaseURL: first, Replicas: []string{second}, APIKey: refserver.Key, Run: "^consistency/", ConsistencyMinUpdates: 1,
 		Consistency: d, ConsistencyClients: 2, ConsistencyHistory: path})
 	if err != nil {
 		t.Fatal(err)
@@ -152,7 +152,7 @@ func TestHistoryRoundTrip(t *testing.T) {
 			rs.ServeHTTP(w, r)
 		}))
 		t.Cleanup(echo.Close)
-		rep, err := conformancetest.RunChecks(t.Context(), conformancetest.Config{BaseURL: base, Replicas: []string{echo.URL + "/v1"}, APIKey: refserver.Key, Run: "^consistency/",
+		rep, err := conformancetest.RunChecks(t.Context(), conformancetest.Config{BaseURL: base, Replicas: []string{echo.URL + "/v1"}, APIKey: refserver.Key, Run: "^consistency/", ConsistencyMinUpdates: 1,
 			Consistency: 300 * time.Millisecond, ConsistencyClients: 2, ConsistencyHistory: path})
 		if err != nil {
 			t.Fatal(err)
@@ -275,7 +275,7 @@ func TestReplayDrawsPicture(t *testing.T) {
 // own kind.
 func TestHistoryNotSaved(t *testing.T) {
 	base := (&refserver.Server{}).Start(t)
-	rep, err := conformancetest.RunChecks(t.Context(), conformancetest.Config{BaseURL: base, APIKey: refserver.Key, Run: "^consistency/", Consistency: 300 * time.Millisecond, ConsistencyClients: 2,
+	rep, err := conformancetest.RunChecks(t.Context(), conformancetest.Config{BaseURL: base, APIKey: refserver.Key, Run: "^consistency/", ConsistencyMinUpdates: 1, Consistency: 300 * time.Millisecond, ConsistencyClients: 2,
 		ConsistencyHistory: filepath.Join(t.TempDir(), "missing", "history.json")})
 	if err != nil {
 		t.Fatal(err)
@@ -283,5 +283,42 @@ func TestHistoryNotSaved(t *testing.T) {
 	res, _ := rep.Result("consistency/linearizable")
 	if res.Outcome != conformancetest.Fail || len(res.Failures) != 1 || res.Failures[0].Kind != conformancetest.KindHistoryNotSaved || res.Consistency.History != "" {
 		t.Fatalf("%s %+v", res.Outcome, res.Failures)
+	}
+}
+
+// TestReplaySameBaseTwice: a run given the same base URL twice judges it
+// as one, and its saved history replays to the run's verdict; a file
+// that names the base twice (as runs saved before did) replays so too.
+func TestReplaySameBaseTwice(t *testing.T) {
+	base := (&refserver.Server{}).Start(t)
+	path := filepath.Join(t.TempDir(), "history.json")
+	rep, err := conformancetest.RunChecks(t.Context(), conformancetest.Config{BaseURL: base, Replicas: []string{base}, APIKey: refserver.Key, Run: "^consistency/", ConsistencyMinUpdates: 1,
+		Consistency: 300 * time.Millisecond, ConsistencyHistory: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, _ := rep.Result("consistency/linearizable"); res.Outcome != conformancetest.Pass {
+		t.Fatalf("the run: %s %v", res.Outcome, res.Failures)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := `"baseURLs": [
+    "` + base + `"
+  ]`
+	if !strings.Contains(string(b), one) {
+		t.Fatalf("the history does not name the base once:\n%.400s", b)
+	}
+	twice := filepath.Join(t.TempDir(), "twice.json")
+	os.WriteFile(twice, []byte(strings.Replace(string(b), one, `"baseURLs": ["`+base+`", "`+base+`"]`, 1)), 0o600)
+	for _, file := range []string{path, twice} {
+		again, err := conformancetest.ReplayConsistency(conformancetest.ReplayConfig{History: file})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res := again.Results[0]; res.Outcome != conformancetest.Pass || !strings.Contains(again.Notes[0], "concluded the same") {
+			t.Errorf("%s replayed: %s %v; %s", filepath.Base(file), res.Outcome, res.Failures, again.Notes[0])
+		}
 	}
 }
