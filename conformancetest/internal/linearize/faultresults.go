@@ -42,14 +42,18 @@ type FaultResult struct {
 	// refusals (answered 4xx: they changed nothing) apart: Refused.
 	Unknown int `json:"unknownUpdates"`
 	Refused int `json:"refusedUpdates"`
-	// ListFigures are the lists sent within the window: how available
-	// the lists were during it.
+	// ListFigures are the lists sent through the fault and its window:
+	// how available the lists were while it lasted.
 	ListFigures
 }
 
-// ListFigures are the lists of a fault's window.
+// ListFigures are the lists of a fault: those sent from when it was
+// applied (or its window began, if earlier) to when it ended (or its
+// window did, if later). Both spans count: an update answered 200 in the
+// middle of an outage (sent before it, answered late) cuts the window
+// short, and the lists after it are the outage's all the same.
 type ListFigures struct {
-	// Sent counts the lists sent within the window (the barriers
+	// Sent counts the lists sent in that span (the barriers
 	// included); Answered those answered 200 with a list, and Stale
 	// those of them marked stale.
 	Sent     int `json:"listsSent"`
@@ -147,11 +151,16 @@ func (r *FaultResult) answers(h *History, until int64) {
 	}
 }
 
-// lists counts the lists of h sent within the fault's window.
+// lists counts the lists of h sent through the fault and its window (see
+// ListFigures).
 func (r *FaultResult) lists(h *History) {
 	l := &r.ListFigures
+	from, to := min(int64(r.WindowFrom), r.AppliedNs), max(int64(r.WindowTo), r.AppliedNs)
+	if r.EndedNs != nil {
+		to = max(to, *r.EndedNs)
+	}
 	for _, o := range h.Ops {
-		if o.Kind != List || o.Call < int64(r.WindowFrom) || o.Call > int64(r.WindowTo) {
+		if o.Kind != List || o.Call < from || o.Call > to {
 			continue
 		}
 		l.Sent++
@@ -202,7 +211,7 @@ func (f *FaultResult) Line() string {
 		fmt.Fprintf(&sb, ", %d refused", f.Refused)
 	}
 	l := f.ListFigures
-	fmt.Fprintf(&sb, "; lists in the window: %d of %d answered 200, %d of them stale", l.Answered, l.Sent, l.Stale)
+	fmt.Fprintf(&sb, "; lists through it: %d of %d answered 200, %d of them stale", l.Answered, l.Sent, l.Stale)
 	if l.OldestAge != nil {
 		fmt.Fprintf(&sb, " (oldest Age %d s)", *l.OldestAge)
 	}

@@ -51,7 +51,7 @@ func TestFaultResults(t *testing.T) {
 			t.Errorf("lists %+v, want 5 sent, 4 answered, 2 stale, the oldest Age 1", l)
 		}
 	}
-	for _, want := range []string{"answers other than 200: 400 ×1, 503 ×3, no answer ×1", "3 updates of unknown outcome, 1 refused", "lists in the window: 4 of 5 answered 200, 2 of them stale (oldest Age 1 s)"} {
+	for _, want := range []string{"answers other than 200: 400 ×1, 503 ×3, no answer ×1", "3 updates of unknown outcome, 1 refused", "lists through it: 4 of 5 answered 200, 2 of them stale (oldest Age 1 s)"} {
 		if !strings.Contains(first.Line(), want) {
 			t.Errorf("%q missing from the line: %s", want, first.Line())
 		}
@@ -81,5 +81,33 @@ func TestFaultResultsNoStaleList(t *testing.T) {
 		if StatusName(status) != want {
 			t.Errorf("StatusName(%d) = %q", status, StatusName(status))
 		}
+	}
+}
+
+// TestFaultListsThroughOutage: an update sent before an outage and
+// answered 200 in its middle cuts the fault's window short; the lists of
+// the outage before that answer still count as the fault's.
+func TestFaultListsThroughOutage(t *testing.T) {
+	stale := func(call int64) Op {
+		o := list(2, 0, call, call+ms, 5, 0, 12)
+		o.Stale, o.Age = true, 1
+		return o
+	}
+	h := wordsHistory(
+		update(0, 0, 900*ms, 1*sec, 0, 1000000, true),
+		update(1, 0, 1900*ms, 3*sec, 0, 1000001, true), // in flight when the outage began
+		stale(2500*ms),
+		stale(4*sec),
+		update(0, 0, 5900*ms, 6*sec, 0, 1000002, true),
+	)
+	h.Duration = 7 * time.Second
+	ended := 5 * sec
+	h.Faults = []Fault{{Fault: "2s exec stop-redis", Kind: "exec", OffsetNs: 2 * sec, AppliedNs: 2 * sec, EndedNs: &ended}}
+	r := FaultResults(h)[0]
+	if r.WindowFrom != 3*time.Second || r.WindowTo != 6*time.Second {
+		t.Fatalf("window from %v to %v, want 3s to 6s", r.WindowFrom, r.WindowTo)
+	}
+	if l := r.ListFigures; l.Sent != 2 || l.Answered != 2 || l.Stale != 2 {
+		t.Errorf("lists %+v, want both stale lists of the outage, the one before the window's start too", l)
 	}
 }
