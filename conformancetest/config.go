@@ -31,6 +31,14 @@ const (
 	// DefaultConsistencyClients is the number of clients of the
 	// consistency run when Config.ConsistencyClients is zero.
 	DefaultConsistencyClients = 8
+	// DefaultConsistencyMinUpdates is the fewest updates answered 200
+	// a consistency run can pass with when Config.ConsistencyMinUpdates
+	// is zero.
+	DefaultConsistencyMinUpdates = 20
+	// DefaultConsistencyRecovery is how long after the last fault the
+	// deployment has to recover when Config.ConsistencyRecovery is
+	// zero.
+	DefaultConsistencyRecovery = 60 * time.Second
 )
 
 // Config says which deployment to check and how.
@@ -105,6 +113,22 @@ type Config struct {
 	// verdict (JSON; the format is in the module's README).
 	// ReplayConsistency judges such a file again without the deployment.
 	ConsistencyHistory string
+	// ConsistencyMinUpdates is the fewest updates answered 200 with
+	// which a consistency run can pass (default
+	// DefaultConsistencyMinUpdates): a verdict on a thin history says
+	// little, so a run with fewer fails with KindThinHistory, naming the
+	// count and what to change (a longer run, more clients). Negative is
+	// an error.
+	ConsistencyMinUpdates int
+	// ConsistencyStaleIfError is the deployment's stale-if-error bound
+	// (the server's -stale-if-error): lists it marks stale
+	// (Cache-Status: petinventory; fwd=stale, with Age) are judged
+	// against it: each may show a state at most this old (and at most
+	// its Age plus a second), one instant of the inventory the store
+	// confirmed; older fails with KindStaleBeyondBound. Zero: the
+	// deployment serves no stale list, and one marked stale fails with
+	// KindUnexpectedStale. Lists not marked stale are judged as ever.
+	ConsistencyStaleIfError time.Duration
 	// ConsistencyFaults is the consistency run's fault schedule: each
 	// fault is applied at its offset from the start of the run, on the
 	// run's clock, and the report says when and what it cost (the
@@ -114,6 +138,14 @@ type Config struct {
 	// ConsistencyRedis. A fault that cannot be applied stops the run:
 	// RunChecks returns ErrFault.
 	ConsistencyFaults []Fault
+	// ConsistencyRecovery bounds the recovery from the schedule's faults
+	// (default DefaultConsistencyRecovery): after the last fault ended,
+	// the run waits for the deployment to answer a strict list and an
+	// update with 200 again (honouring Retry-After), and reports how
+	// long it took ("recovered 2.4 s after the last fault ended"); not
+	// recovered within it fails with KindNotRecovered. The quantities are
+	// restored afterwards, an answer 503 retried within the same limit.
+	ConsistencyRecovery time.Duration
 	// ConsistencyRedis is the Redis the redis-* faults act on, a URL in
 	// the forms of the store's REDIS_URL: one node
 	// (redis://[user:password@]host:port, rediss://…, unix:///path), a
@@ -245,6 +277,21 @@ func (c *Config) checkConsistency() error {
 	}
 	if c.ConsistencyStaleness < 0 {
 		return fmt.Errorf("conformancetest: Config.ConsistencyStaleness %v is negative", c.ConsistencyStaleness)
+	}
+	if c.ConsistencyStaleIfError < 0 {
+		return fmt.Errorf("conformancetest: Config.ConsistencyStaleIfError %v is negative", c.ConsistencyStaleIfError)
+	}
+	if c.ConsistencyMinUpdates < 0 {
+		return fmt.Errorf("conformancetest: Config.ConsistencyMinUpdates %d is negative; give the fewest updates answered 200 a run may pass with (0: the default, %d)", c.ConsistencyMinUpdates, DefaultConsistencyMinUpdates)
+	}
+	if c.ConsistencyMinUpdates == 0 {
+		c.ConsistencyMinUpdates = DefaultConsistencyMinUpdates
+	}
+	if c.ConsistencyRecovery < 0 {
+		return fmt.Errorf("conformancetest: Config.ConsistencyRecovery %v is negative", c.ConsistencyRecovery)
+	}
+	if c.ConsistencyRecovery == 0 {
+		c.ConsistencyRecovery = DefaultConsistencyRecovery
 	}
 	if err := c.checkFaults(); err != nil {
 		return err

@@ -40,6 +40,22 @@ const (
 	// KindCheckerBug: the checker's two ways disagree: a bug of this
 	// package.
 	KindCheckerBug = string(linearize.CheckerBug)
+	// KindThinHistory: the history holds fewer updates answered 200
+	// than Config.ConsistencyMinUpdates: too thin for its verdict to
+	// say much (run longer, with more clients).
+	KindThinHistory = string(linearize.ThinHistory)
+	// KindUnexpectedStale: a list was marked stale (Cache-Status:
+	// petinventory; fwd=stale) although the run was not given the
+	// deployment's stale-if-error bound (Config.ConsistencyStaleIfError).
+	KindUnexpectedStale = string(linearize.UnexpectedStale)
+	// KindStaleBeyondBound: a list marked stale showed a state older than
+	// its bound (Config.ConsistencyStaleIfError, or its Age plus a
+	// second).
+	KindStaleBeyondBound = string(linearize.StaleBeyondBound)
+	// KindNotRecovered: after the last fault of the schedule ended, the
+	// deployment did not answer a strict list and an update with 200
+	// within Config.ConsistencyRecovery.
+	KindNotRecovered = string(linearize.NotRecovered)
 	// KindPictureNotWritten: the picture of the history
 	// (Config.ConsistencyHTML) could not be written.
 	KindPictureNotWritten = consistency.KindPictureNotWritten

@@ -101,6 +101,11 @@ import (
 	"github.com/petinventory/petinventory/conformancetest"
 )
 
+// redisURLVar is the variable -consistency-redis defaults to: a URL with
+// a password there shows in no process list and no CI log that echoes
+// the command.
+const redisURLVar = "INVENTORY_CONSISTENCY_REDIS_URL"
+
 // Exit statuses.
 const (
 	exitOK          = 0
@@ -124,7 +129,7 @@ func main() {
 // tested as a function.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	var o options
-	fs := o.flagSet(stderr)
+	fs := o.flagSet(stderr, getenv)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
@@ -144,10 +149,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if o.list {
 		return list(stdout, lvl)
 	}
-	if o.clients == 0 {
-		// Zero in Config means the default; on the command line it is
-		// a mistake.
-		fmt.Fprintln(stderr, "inventory-conformance: -consistency-clients 0: the consistency run needs at least one client")
+	if msg := o.badNumber(); msg != "" {
+		fmt.Fprintln(stderr, "inventory-conformance: "+msg)
 		return exitUsage
 	}
 	if o.replay != "" {
@@ -161,6 +164,23 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	return o.check(ctx, cfg, stdout, stderr)
 }
 
+// badNumber says which number of the consistency run's flags is out of
+// range, "" when none is. Zero in Config means the default; on the
+// command line it is a mistake.
+func (o *options) badNumber() string {
+	switch {
+	case o.clients == 0:
+		return "-consistency-clients 0: the consistency run needs at least one client"
+	case o.minUpdates < 1:
+		return fmt.Sprintf("-consistency-min-updates %d: give the fewest updates answered 200 a run may pass with, at least 1", o.minUpdates)
+	case o.recovery <= 0:
+		return fmt.Sprintf("-consistency-recovery %v: give how long the deployment has to recover after the last fault, a positive duration", o.recovery)
+	case o.staleIfError < 0:
+		return fmt.Sprintf("-consistency-stale-if-error %v is negative: give the deployment's stale-if-error bound, or 0 for none", o.staleIfError)
+	}
+	return ""
+}
+
 // options are the command's flags.
 type options struct {
 	baseURLs, faultSpecs                      stringList
@@ -169,13 +189,14 @@ type options struct {
 	redisURL, redisCA, redisPrefix            string
 	readOnly, asJSON, verbose, list           bool
 	timeout, consistency, staleness           time.Duration
+	staleIfError, recovery                    time.Duration
 	maxBody                                   int64
-	clients                                   int
+	clients, minUpdates                       int
 	judgeStaleness                            bool // -consistency-staleness was given
 }
 
 // flagSet defines the command's flags, and its usage, to be parsed into o.
-func (o *options) flagSet(stderr io.Writer) *flag.FlagSet {
+func (o *options) flagSet(stderr io.Writer, getenv func(string) string) *flag.FlagSet {
 	fs := flag.NewFlagSet("inventory-conformance", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.apiKey, "api-key", "", "bearer API key (default: $INVENTORY_API_KEY, else the first key of $INVENTORY_API_KEYS; prefer a variable)")
@@ -196,8 +217,11 @@ func (o *options) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.history, "consistency-history", "", "save the history of the consistency run (JSON: every request, what it saw, the verdict) to this file")
 	fs.StringVar(&o.replay, "consistency-replay", "", "judge a history saved by -consistency-history again, without any deployment, and exit as that run would")
 	fs.DurationVar(&o.staleness, "consistency-staleness", 0, "the deployment's staleness bound: judge the consistency run against a bounded-staleness promise, a list shows every update answered at least this long before it was sent (0: strict); the default list after an update, and a consistency run, wait it out (the suite's own reads are strict lists, Cache-Control: no-cache)")
+	fs.IntVar(&o.minUpdates, "consistency-min-updates", conformancetest.DefaultConsistencyMinUpdates, "the fewest updates answered 200 a consistency run can pass with: a thinner history fails (kind thin-history)")
+	fs.DurationVar(&o.staleIfError, "consistency-stale-if-error", 0, "the deployment's stale-if-error bound (the server's -stale-if-error): lists it marks stale (Cache-Status: petinventory; fwd=stale) are judged against it; 0: a list marked stale fails (kind unexpected-stale)")
 	fs.Var(&o.faultSpecs, "consistency-fault", faultUsage)
-	fs.StringVar(&o.redisURL, "consistency-redis", "", "the `URL` of the Redis the redis-* faults act on, in any form of the server's REDIS_URL: redis://[user:password@]host:port, rediss://…, unix:///path, Sentinel (?master_name=NAME&addr=…), Cluster (?addr=…); its password is never printed")
+	fs.DurationVar(&o.recovery, "consistency-recovery", conformancetest.DefaultConsistencyRecovery, "after the last fault of -consistency-fault ended, how long the deployment has to answer a strict list and an update with 200 again (honouring Retry-After) before the run fails (kind not-recovered)")
+	fs.StringVar(&o.redisURL, "consistency-redis", getenv(redisURLVar), "the `URL` of the Redis the redis-* faults act on, in any form of the server's REDIS_URL: redis://[user:password@]host:port, rediss://…, unix:///path, Sentinel (?master_name=NAME&addr=…), Cluster (?addr=…); default $"+redisURLVar+", which keeps its password off the command line; the password is never printed")
 	fs.StringVar(&o.redisCA, "consistency-redis-ca-file", "", "PEM CA certificates trusted for -consistency-redis's TLS (turns TLS on)")
 	fs.StringVar(&o.redisPrefix, "consistency-redis-prefix", conformancetest.DefaultConsistencyRedisPrefix, "the store's key prefix: a Cluster's redis-failover acts on the master of its slot")
 	fs.Var(&o.baseURLs, "base-url", "base URL of the API, version segment included, e.g. https://staging.example/v1 (required); repeat it for each replica of the deployment")
@@ -293,10 +317,13 @@ func (o *options) config(lvl conformancetest.Level, getenv func(string) string, 
 		ConsistencyHistory:   o.history,
 		ConsistencyStaleness: o.staleness,
 
-		ConsistencyFaults:      faults,
-		ConsistencyRedis:       o.redisURL,
-		ConsistencyRedisCAFile: o.redisCA,
-		ConsistencyRedisPrefix: o.redisPrefix,
+		ConsistencyMinUpdates:   o.minUpdates,
+		ConsistencyStaleIfError: o.staleIfError,
+		ConsistencyRecovery:     o.recovery,
+		ConsistencyFaults:       faults,
+		ConsistencyRedis:        o.redisURL,
+		ConsistencyRedisCAFile:  o.redisCA,
+		ConsistencyRedisPrefix:  o.redisPrefix,
 	}, true
 }
 

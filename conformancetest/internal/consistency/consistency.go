@@ -78,7 +78,9 @@ func run(c *suite.Checker) {
 	// before) would show a quantity this run never wrote. Once the bound
 	// has passed, no list shows a state older than these quantities.
 	c.Sleep(cfg.ConsistencyStaleness)
-	r := &consistencyRun{c: c, bases: append([]string{cfg.BaseURL}, cfg.Replicas...), slotOf: map[int64]int{},
+	// A base URL given twice is one way to the deployment, judged as
+	// one (a saved history names each base once).
+	r := &consistencyRun{c: c, bases: linearize.UniqueBases(append([]string{cfg.BaseURL}, cfg.Replicas...)), slotOf: map[int64]int{},
 		until: cfg.Consistency, next: firstConsistencyQuantity}
 	r.pets = items[:min(linearize.MaxPets, len(items))]
 	for i, p := range r.pets {
@@ -116,10 +118,11 @@ func run(c *suite.Checker) {
 	for _, p := range r.pets {
 		h.Pets = append(h.Pets, linearize.Pet{ID: p.ID, Qty: p.Qty})
 	}
-	v := linearize.Judge(h, linearize.Options{Staleness: cfg.ConsistencyStaleness})
-	failures, skip, info, picture := consistencyResult(h, &v, cfg.ConsistencyStaleness, cfg.ConsistencyHTML)
+	opt := options(cfg)
+	v := linearize.Judge(h, opt)
+	failures, skip, info, picture := consistencyResult(h, &v, opt, cfg.ConsistencyHTML)
 	if cfg.ConsistencyHistory != "" {
-		if err := saveHistory(cfg.ConsistencyHistory, h, started, cfg.ConsistencyStaleness, &v); err != nil {
+		if err := saveHistory(cfg.ConsistencyHistory, h, started, opt, &v); err != nil {
 			failures = append(failures, report.Failure{Kind: KindHistoryNotSaved, Problem: err.Error(), Expected: "the history saved (-consistency-history)"})
 		} else {
 			info.History = cfg.ConsistencyHistory
@@ -185,7 +188,7 @@ func (r *consistencyRun) record(clients int, started func(time.Time)) []lineariz
 		}
 		// The barrier, through each base URL in turn; in the picture
 		// it is the client numbered after the others.
-		b := linearize.Op{Client: clients, Base: round % len(r.bases), Round: round, Barrier: true}
+		b := linearize.Op{Client: clients, Base: round % len(r.bases), Round: round, Barrier: true, Strict: true}
 		r.list(&b)
 		all = append(all, b)
 	}
@@ -193,13 +196,20 @@ func (r *consistencyRun) record(clients int, started func(time.Time)) []lineariz
 	return all
 }
 
+// options are how the run's history is judged, from the run's settings.
+func options(cfg suite.Settings) linearize.Options {
+	return linearize.Options{Staleness: cfg.ConsistencyStaleness, MinUpdates: cfg.ConsistencyMinUpdates, StaleIfError: cfg.ConsistencyStaleIfError,
+		Recovery: cfg.ConsistencyRecovery}
+}
+
 func (r *consistencyRun) now() int64 { return int64(time.Since(r.start)) }
 
-// list sends one list and records what it showed of the pets in play.
+// list sends one list (with Cache-Control: no-cache when o.Strict) and
+// records what it showed of the pets in play.
 func (r *consistencyRun) list(o *linearize.Op) {
-	o.Kind = linearize.List
+	o.Kind, o.Age = linearize.List, linearize.NoAge
 	o.Call = r.now()
-	ex := r.c.Send(r.ctx, wire.Request{Method: http.MethodGet, Path: "/inventory", Base: r.bases[o.Base]})
+	ex := r.c.Send(r.ctx, wire.Request{Method: http.MethodGet, Path: "/inventory", Base: r.bases[o.Base], NoCache: o.Strict})
 	o.Return = r.now()
 	r.count()
 	var err error
@@ -215,6 +225,12 @@ func (r *consistencyRun) list(o *linearize.Op) {
 		return
 	}
 	o.OK = true
+	// The deployment's stale mark (a malformed Cache-Status is none:
+	// the cache checks judge its form) and the list's Age.
+	o.Stale, _ = wire.StaleMark(ex.Resp.Header)
+	if age, err := wire.Age(ex.Resp.Header); err == nil && o.Stale {
+		o.Age = age
+	}
 	for i := range r.pets { // the slots past them stay 0, as in the model
 		o.Seen[i] = -1
 	}

@@ -46,12 +46,12 @@ func drawPicture(path string, v *linearize.Verdict) error {
 
 // saveHistory writes the history h of a run started at started, and its
 // verdict, to path.
-func saveHistory(path string, h *linearize.History, started time.Time, staleness time.Duration, v *linearize.Verdict) error {
+func saveHistory(path string, h *linearize.History, started time.Time, opt linearize.Options, v *linearize.Verdict) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return fmt.Errorf("the history could not be saved: %v", err)
 	}
-	if err := linearize.WriteHistory(f, h, started, linearize.Options{Staleness: staleness}, v); err != nil {
+	if err := linearize.WriteHistory(f, h, started, opt, v); err != nil {
 		f.Close()
 		return fmt.Errorf("the history could not be saved to %s: %v", path, err)
 	}
@@ -92,10 +92,11 @@ func Replay(cfg ReplayConfig) (*report.Report, error) {
 		}
 		staleness = cfg.ConsistencyStaleness
 	}
-	v := linearize.Judge(h, linearize.Options{Staleness: staleness})
+	opt := linearize.Options{Staleness: staleness, MinUpdates: saved.MinUpdates, StaleIfError: saved.StaleIfError, Recovery: saved.Recovery}
+	v := linearize.Judge(h, opt)
 	res := report.Result{Name: Check.Name, Source: Check.Source, Rule: Check.Rule, Requests: len(h.Ops), Detail: v.Detail}
 	var skip string
-	res.Failures, skip, res.Consistency, res.Visualization = consistencyResult(h, &v, staleness, cfg.ConsistencyHTML)
+	res.Failures, skip, res.Consistency, res.Visualization = consistencyResult(h, &v, opt, cfg.ConsistencyHTML)
 	res.Consistency.History, res.Consistency.Replayed = cfg.History, true
 	switch {
 	case len(res.Failures) > 0:

@@ -1,9 +1,12 @@
 package linearize
 
 import (
+	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -11,10 +14,13 @@ import (
 // from the history alone (its requests and the faults it keeps), so they
 // are computed here, beside the faults the history holds, the same for a
 // run and for a replay of its saved history; package internal/faults
-// applies faults and knows nothing of requests, and the report copies
-// these figures.
+// applies faults and knows nothing of requests, and the reports show
+// these figures as they are (report.FaultResult is this type): this is
+// their one home.
 
-// FaultResult is one fault of a history and what it cost.
+// FaultResult is one fault of a history and what it cost. Its JSON form
+// is the one the suite's -json report gives each fault
+// (consistency.faults): the fault's own members, then its figures.
 type FaultResult struct {
 	// Fault is the fault as the history keeps it.
 	Fault
@@ -24,30 +30,34 @@ type FaultResult struct {
 	// update answered 200 before it (or the start of the run) to the
 	// return of the first after it (or the end of the run). WindowFrom
 	// and WindowTo are its ends, offsets from the start of the run.
-	Window, WindowFrom, WindowTo time.Duration
+	Window     time.Duration `json:"windowNs"`
+	WindowFrom time.Duration `json:"windowFromNs"`
+	WindowTo   time.Duration `json:"windowToNs"`
 	// Answers counts the answers other than 200 to the requests sent
 	// from the fault's AppliedNs to the next fault's (or the end of the
-	// run), by Op.Status: 503, 500, StatusNone (no answer), and
-	// StatusUnrecorded in a history of format 1. StatusName names them.
-	Answers map[int]int
+	// run), by Op.Status named by StatusName: "503", "500", "no answer",
+	// and "not recorded" in a history of format 1.
+	Answers map[string]int `json:"answers"`
 	// Unknown counts the updates of unknown outcome sent in that time,
 	// refusals (answered 4xx: they changed nothing) apart: Refused.
-	Unknown, Refused int
-	// Lists are the lists sent within the window, by what became of
-	// them.
-	Lists ListFigures
+	Unknown int `json:"unknownUpdates"`
+	Refused int `json:"refusedUpdates"`
+	// ListFigures are the lists sent within the window: how available
+	// the lists were during it.
+	ListFigures
 }
 
-// ListFigures are the lists of a fault's window: how available the
-// lists were during it.
+// ListFigures are the lists of a fault's window.
 type ListFigures struct {
 	// Sent counts the lists sent within the window (the barriers
 	// included); Answered those answered 200 with a list, and Stale
 	// those of them marked stale.
-	Sent, Answered, Stale int
+	Sent     int `json:"listsSent"`
+	Answered int `json:"listsOK"`
+	Stale    int `json:"listsStale"`
 	// OldestAge is the largest Age of a list marked stale among them,
-	// in seconds; NoAge when none gave one.
-	OldestAge int64
+	// in seconds; nil when none gave one.
+	OldestAge *int64 `json:"oldestAgeSeconds,omitempty"`
 }
 
 // StatusName names a status of Op.Status as the reports key it: "503",
@@ -80,7 +90,7 @@ func FaultResults(h *History) []FaultResult {
 	edges := append(append([]int64{0}, oks...), end)
 	out := make([]FaultResult, 0, len(h.Faults))
 	for i, f := range h.Faults {
-		r := FaultResult{Fault: f, Answers: map[int]int{}}
+		r := FaultResult{Fault: f, Answers: map[string]int{}}
 		r.window(edges)
 		r.answers(h, nextAfter(h.Faults, i))
 		r.lists(h)
@@ -125,7 +135,7 @@ func (r *FaultResult) answers(h *History, until int64) {
 			continue
 		}
 		if o.Status != 200 {
-			r.Answers[o.Status]++
+			r.Answers[StatusName(o.Status)]++
 		}
 		switch {
 		case o.Kind != Update || o.Known:
@@ -139,8 +149,7 @@ func (r *FaultResult) answers(h *History, until int64) {
 
 // lists counts the lists of h sent within the fault's window.
 func (r *FaultResult) lists(h *History) {
-	l := &r.Lists
-	l.OldestAge = NoAge
+	l := &r.ListFigures
 	for _, o := range h.Ops {
 		if o.Kind != List || o.Call < int64(r.WindowFrom) || o.Call > int64(r.WindowTo) {
 			continue
@@ -152,7 +161,50 @@ func (r *FaultResult) lists(h *History) {
 		l.Answered++
 		if o.Stale {
 			l.Stale++
-			l.OldestAge = max(l.OldestAge, o.Age)
+			if o.Age != NoAge && (l.OldestAge == nil || o.Age > *l.OldestAge) {
+				age := o.Age
+				l.OldestAge = &age
+			}
 		}
 	}
+}
+
+// Line says f in one line, for the text, JUnit and HTML reports: when the
+// fault was applied and ended, what it did, and what it cost.
+func (f *FaultResult) Line() string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "fault %q: %s applied at %s", f.Fault.Fault, f.Kind, at(f.AppliedNs))
+	if f.EndedNs != nil {
+		fmt.Fprintf(&sb, ", ended at %s", at(*f.EndedNs))
+	}
+	if f.Note != "" {
+		fmt.Fprintf(&sb, " (%s)", f.Note)
+	}
+	if f.ExitStatus != nil {
+		fmt.Fprintf(&sb, " (exit status %d", *f.ExitStatus)
+		if f.Output != "" {
+			fmt.Fprintf(&sb, ", output: %s", strings.ReplaceAll(f.Output, "\n", " | "))
+		}
+		sb.WriteString(")")
+	}
+	fmt.Fprintf(&sb, "; window %s with no update answered 200 (%s to %s)", f.Window.Round(time.Millisecond), at(int64(f.WindowFrom)), at(int64(f.WindowTo)))
+	if len(f.Answers) == 0 {
+		sb.WriteString("; every answer 200")
+	} else {
+		var parts []string
+		for _, k := range slices.Sorted(maps.Keys(f.Answers)) {
+			parts = append(parts, fmt.Sprintf("%s ×%d", k, f.Answers[k]))
+		}
+		fmt.Fprintf(&sb, "; answers other than 200: %s", strings.Join(parts, ", "))
+	}
+	fmt.Fprintf(&sb, "; %d updates of unknown outcome", f.Unknown)
+	if f.Refused > 0 {
+		fmt.Fprintf(&sb, ", %d refused", f.Refused)
+	}
+	l := f.ListFigures
+	fmt.Fprintf(&sb, "; lists in the window: %d of %d answered 200, %d of them stale", l.Answered, l.Sent, l.Stale)
+	if l.OldestAge != nil {
+		fmt.Fprintf(&sb, " (oldest Age %d s)", *l.OldestAge)
+	}
+	return sb.String()
 }

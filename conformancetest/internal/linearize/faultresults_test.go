@@ -2,6 +2,7 @@ package linearize
 
 import (
 	"maps"
+	"strings"
 	"testing"
 	"time"
 )
@@ -35,18 +36,25 @@ func TestFaultResults(t *testing.T) {
 	}
 	// From 2 s to 9.002 s: two updates 503, one refused 400, one cut
 	// off, one list 503.
-	if want := map[int]int{503: 3, 400: 1, StatusNone: 1}; !maps.Equal(first.Answers, want) || first.Unknown != 3 || first.Refused != 1 {
+	if want := map[string]int{"503": 3, "400": 1, "no answer": 1}; !maps.Equal(first.Answers, want) || first.Unknown != 3 || first.Refused != 1 {
 		t.Errorf("the first fault's answers %v, %d unknown, %d refused", first.Answers, first.Unknown, first.Refused)
 	}
 	// From 9.002 s: the update answered 429 (the list at 9 s was sent
 	// before the fault).
-	if want := map[int]int{429: 1}; !maps.Equal(second.Answers, want) || second.Unknown != 1 || second.Refused != 0 {
+	if want := map[string]int{"429": 1}; !maps.Equal(second.Answers, want) || second.Unknown != 1 || second.Refused != 0 {
 		t.Errorf("the second fault's answers %v, %d unknown, %d refused", second.Answers, second.Unknown, second.Refused)
 	}
 	// The lists from 1.001 s on: at 1.002 s and 9 s strict, 3 s failed,
 	// 4 s and 5 s stale (Ages 1 and none).
-	if want := (ListFigures{Sent: 5, Answered: 4, Stale: 2, OldestAge: 1}); first.Lists != want || second.Lists != want {
-		t.Errorf("lists %+v and %+v, want %+v", first.Lists, second.Lists, want)
+	for _, l := range []ListFigures{first.ListFigures, second.ListFigures} {
+		if l.Sent != 5 || l.Answered != 4 || l.Stale != 2 || l.OldestAge == nil || *l.OldestAge != 1 {
+			t.Errorf("lists %+v, want 5 sent, 4 answered, 2 stale, the oldest Age 1", l)
+		}
+	}
+	for _, want := range []string{"answers other than 200: 400 ×1, 503 ×3, no answer ×1", "3 updates of unknown outcome, 1 refused", "lists in the window: 4 of 5 answered 200, 2 of them stale (oldest Age 1 s)"} {
+		if !strings.Contains(first.Line(), want) {
+			t.Errorf("%q missing from the line: %s", want, first.Line())
+		}
 	}
 	if FaultResults(wordsHistory()) != nil {
 		t.Error("a history without faults has fault results")
@@ -63,10 +71,10 @@ func TestFaultResultsNoStaleList(t *testing.T) {
 	)
 	h.Faults = []Fault{{Fault: "5ms redis-kill-clients", AppliedNs: 5 * ms}, {Fault: "20ms redis-kill-clients", AppliedNs: 20 * ms}}
 	got := FaultResults(h)
-	if l := got[0].Lists; l.Sent != 1 || l.Answered != 1 || l.Stale != 0 || l.OldestAge != NoAge {
+	if l := got[0].ListFigures; l.Sent != 1 || l.Answered != 1 || l.Stale != 0 || l.OldestAge != nil {
 		t.Errorf("the first fault's lists: %+v (window %v to %v)", l, got[0].WindowFrom, got[0].WindowTo)
 	}
-	if l := got[1].Lists; l.Sent != 0 || l.OldestAge != NoAge || len(got[1].Answers) != 0 {
+	if l := got[1].ListFigures; l.Sent != 0 || l.OldestAge != nil || len(got[1].Answers) != 0 || !strings.Contains(got[1].Line(), "every answer 200") {
 		t.Errorf("the second fault: %+v", got[1])
 	}
 	for status, want := range map[int]string{503: "503", StatusNone: "no answer", StatusUnrecorded: "not recorded"} {

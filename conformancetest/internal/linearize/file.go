@@ -12,9 +12,10 @@ import (
 
 // Format names the history file's format, which WriteHistory writes; a
 // file of another format is refused, not misread. Format 2 added each
-// request's HTTP status, refusal and stale mark with its Age, the run's
-// minimum of updates and stale-if-error bound, and the fault each failure
-// followed; ReadHistory still reads format 1 (formatV1), whose requests
+// request's HTTP status, refusal and stale mark with its Age, the strict
+// mark of a list sent with Cache-Control: no-cache, the run's minimum of
+// updates, stale-if-error bound and recovery limit, and the fault each
+// failure followed; ReadHistory still reads format 1 (formatV1), whose requests
 // not answered 200 have the status StatusUnrecorded and no refusal, and
 // which judges again to the same verdict.
 const Format = "inventory-conformance consistency history 2"
@@ -41,6 +42,9 @@ type file struct {
 	StalenessNs    int64 `json:"stalenessNs"`
 	MinUpdates     int   `json:"minUpdates,omitempty"`
 	StaleIfErrorNs int64 `json:"staleIfErrorNs,omitempty"`
+	// RecoveryLimitNs is Options.Recovery (absent: zero, recovery not
+	// judged, as in the files saved before it was kept).
+	RecoveryLimitNs int64 `json:"recoveryLimitNs,omitempty"`
 	// Faults are the faults the run applied, in order.
 	Faults []Fault `json:"faults,omitempty"`
 	// Verdict is what the run that saved the history concluded.
@@ -119,6 +123,9 @@ type fileOp struct {
 	Refused    bool   `json:"refused,omitempty"`
 	Stale      bool   `json:"stale,omitempty"`
 	AgeSeconds *int64 `json:"ageSeconds,omitempty"`
+	// Strict marks a list sent with Cache-Control: no-cache (Op.Strict);
+	// absent in the files saved before it was kept.
+	Strict bool `json:"strict,omitempty"`
 }
 
 // Saved is a history read back from its file, with what the run that
@@ -132,6 +139,7 @@ type Saved struct {
 	Staleness    time.Duration
 	MinUpdates   int
 	StaleIfError time.Duration
+	Recovery     time.Duration
 	// Verdict is the run's verdict (each failure its kind and words;
 	// Detail, Counts and the picture left empty), nil when the file
 	// holds none.
@@ -145,7 +153,7 @@ type Saved struct {
 // line by line.
 func WriteHistory(w io.Writer, h *History, started time.Time, opt Options, v *Verdict) error {
 	f := file{Format: Format, Started: started, BaseURLs: h.Bases, Clients: h.Clients, DurationNs: int64(h.Duration), StalenessNs: int64(opt.Staleness),
-		MinUpdates: opt.MinUpdates, StaleIfErrorNs: int64(opt.StaleIfError), Faults: h.Faults}
+		MinUpdates: opt.MinUpdates, StaleIfErrorNs: int64(opt.StaleIfError), RecoveryLimitNs: int64(opt.Recovery), Faults: h.Faults}
 	for _, p := range h.Pets {
 		f.Pets = append(f.Pets, filePet{ID: p.ID, Quantity: p.Qty})
 	}
@@ -191,7 +199,7 @@ func WriteHistory(w io.Writer, h *History, started time.Time, opt Options, v *Ve
 
 func toFile(h *History, o Op) fileOp {
 	f := fileOp{Client: o.Client, BaseURL: h.Bases[o.Base], Round: o.Round, Barrier: o.Barrier, CallNs: o.Call, ReturnNs: o.Return, Answer: o.Answer,
-		Status: &o.Status, Refused: o.Refused && o.Kind == Update}
+		Status: &o.Status, Refused: o.Refused && o.Kind == Update, Strict: o.Strict && o.Kind == List}
 	switch o.Kind {
 	case List:
 		f.Kind, f.Outcome = "list", "failed"
@@ -234,6 +242,9 @@ func ReadHistory(r io.Reader) (*Saved, error) {
 	if err := f.check(); err != nil {
 		return nil, err
 	}
+	// A base URL given twice is one base: the run judges it so
+	// (UniqueBases), and so does a file saved before it did.
+	f.BaseURLs = UniqueBases(f.BaseURLs)
 	h := &History{Bases: f.BaseURLs, Clients: f.Clients, Duration: time.Duration(f.DurationNs), Faults: f.Faults}
 	slot := map[int64]int{}
 	for i, p := range f.Pets {
@@ -247,7 +258,8 @@ func ReadHistory(r io.Reader) (*Saved, error) {
 		}
 		h.Ops = append(h.Ops, o)
 	}
-	s := &Saved{History: h, Started: f.Started, Staleness: time.Duration(f.StalenessNs), MinUpdates: f.MinUpdates, StaleIfError: time.Duration(f.StaleIfErrorNs)}
+	s := &Saved{History: h, Started: f.Started, Staleness: time.Duration(f.StalenessNs), MinUpdates: f.MinUpdates, StaleIfError: time.Duration(f.StaleIfErrorNs),
+		Recovery: time.Duration(f.RecoveryLimitNs)}
 	if fv := f.Verdict; fv != nil {
 		v := &Verdict{NotJudged: fv.NotJudged}
 		for k, x := range fv.Failures {
@@ -265,6 +277,19 @@ func ReadHistory(r io.Reader) (*Saved, error) {
 	return s, nil
 }
 
+// UniqueBases is bases without repeats, in the order of their first
+// appearance: a base URL given twice names one way to the deployment,
+// whose requests are judged together.
+func UniqueBases(bases []string) []string {
+	var out []string
+	for _, b := range bases {
+		if !slices.Contains(out, b) {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
 // check checks the run's parameters of the history file f.
 func (f *file) check() error {
 	switch {
@@ -278,10 +303,10 @@ func (f *file) check() error {
 		return fmt.Errorf("the history names %d clients", f.Clients)
 	case f.StalenessNs < 0 || f.DurationNs < 0:
 		return errors.New("the history's duration or staleness is negative")
-	case f.MinUpdates < 0 || f.StaleIfErrorNs < 0:
-		return errors.New("the history's minimum of updates or stale-if-error bound is negative")
-	case f.Format == formatV1 && (f.MinUpdates != 0 || f.StaleIfErrorNs != 0):
-		return fmt.Errorf("a history of format %q with minUpdates or staleIfErrorNs, which that format did not have", formatV1)
+	case f.MinUpdates < 0 || f.StaleIfErrorNs < 0 || f.RecoveryLimitNs < 0:
+		return errors.New("the history's minimum of updates, stale-if-error bound or recovery limit is negative")
+	case f.Format == formatV1 && (f.MinUpdates != 0 || f.StaleIfErrorNs != 0 || f.RecoveryLimitNs != 0):
+		return fmt.Errorf("a history of format %q with minUpdates, staleIfErrorNs or recoveryLimitNs, which that format did not have", formatV1)
 	}
 	for k, x := range f.Faults {
 		if x.Fault == "" || x.AppliedNs < 0 || x.EndedNs != nil && *x.EndedNs < x.AppliedNs {
@@ -348,7 +373,7 @@ func listFromFile(f *file, x fileOp, o *Op) error {
 	case x.AgeSeconds != nil && (!x.Stale || *x.AgeSeconds < 0):
 		return errors.New("an Age on a list not marked stale, or a negative one")
 	}
-	o.Stale = x.Stale
+	o.Stale, o.Strict = x.Stale, x.Strict
 	if x.AgeSeconds != nil {
 		o.Age = *x.AgeSeconds
 	}
@@ -375,8 +400,8 @@ func updateFromFile(x fileOp, slot map[int64]int, o *Op) error {
 	default:
 		return fmt.Errorf("an update's outcome %q is neither ok nor unknown", x.Outcome)
 	}
-	if x.Stale || x.AgeSeconds != nil {
-		return errors.New("an update marked stale or with an Age: only a list is")
+	if x.Stale || x.AgeSeconds != nil || x.Strict {
+		return errors.New("an update marked stale, strict or with an Age: only a list is")
 	}
 	if x.Refused && o.Known {
 		return errors.New("an update both answered ok and refused")
@@ -391,7 +416,7 @@ func updateFromFile(x fileOp, slot map[int64]int, o *Op) error {
 // the others.
 func statusFromFile(f *file, x fileOp, o *Op) error {
 	if f.Format == formatV1 {
-		if x.Status != nil || x.Refused || x.Stale || x.AgeSeconds != nil {
+		if x.Status != nil || x.Refused || x.Stale || x.AgeSeconds != nil || x.Strict {
 			return fmt.Errorf("a status, refusal or stale mark in a history of format %q, which did not keep them", formatV1)
 		}
 		o.Status = StatusUnrecorded

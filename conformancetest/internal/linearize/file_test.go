@@ -43,7 +43,7 @@ func TestReadFormat1(t *testing.T) {
 		t.Errorf("the fault followed: saved %d, judged again %d", then.Fault, now.Fault)
 	}
 	fr := FaultResults(h)
-	if len(fr) != 1 || fr[0].Answers[StatusUnrecorded] != 4 || len(fr[0].Answers) != 1 || fr[0].Unknown != 3 || fr[0].Refused != 0 {
+	if len(fr) != 1 || fr[0].Answers["not recorded"] != 4 || len(fr[0].Answers) != 1 || fr[0].Unknown != 3 || fr[0].Refused != 0 {
 		t.Errorf("fault figures of a format-1 history: %+v", fr)
 	}
 }

@@ -67,6 +67,11 @@ type Op struct {
 	// Options.StaleIfError, not as the other lists are (see stale.go).
 	Stale bool
 	Age   int64
+	// Strict marks a list sent with Cache-Control: no-cache, which a
+	// deployment answers from its store, never from a held or stale
+	// state: the run's barrier lists and its recovery probes (see
+	// Recover).
+	Strict bool
 	// Round is the round of the run the request belongs to; Barrier marks
 	// the list that ends a round, sent alone once every other request of
 	// the round was answered: its answer pins the state there.

@@ -38,6 +38,12 @@ type Options struct {
 	// UnexpectedStale. Lists not marked stale are judged as ever
 	// (strictly, or against Staleness). See stale.go.
 	StaleIfError time.Duration
+	// Recovery is how long after the last fault of the history ended
+	// the deployment may take to answer a strict list and an update
+	// with 200 again (the suite's -consistency-recovery): longer, or
+	// never, fails with kind NotRecovered (see Recover). Zero judges no
+	// recovery.
+	Recovery time.Duration
 }
 
 // judgement is one history being judged: the requests as the model holds
@@ -64,6 +70,7 @@ type judgement struct {
 	lastReturn []int64
 	model      porcupine.Model
 	counts     Counts
+	recovery   Recovery
 }
 
 // smallestFor bounds the search for the smallest set of requests that
@@ -83,7 +90,7 @@ const smallestFor = 10 * time.Second
 func Judge(h *History, opt Options) Verdict {
 	r := prepare(h, opt)
 	d := int64(opt.Staleness)
-	v := Verdict{Counts: r.counts, Failures: r.noLists()}
+	v := Verdict{Counts: r.counts, Failures: r.noLists(), Recovery: r.recovery, RecoveryWords: RecoveryWords(h, r.recovery, opt.Recovery)}
 	ex := r.explain(d)
 	v.Failures = append(v.Failures, ex.failures...)
 	limit := opt.Limit
@@ -106,6 +113,7 @@ func Judge(h *History, opt Options) Verdict {
 		v.Failures = append(v.Failures, Failure{Kind: CheckerBug, Pet: -1, Count: 1, Base: -1, Bound: opt.Staleness})
 	}
 	v.Failures = append(v.Failures, r.thin()...)
+	v.Failures = append(v.Failures, r.notRecovered()...)
 	if dec.unchecked == 0 {
 		v.Observed, v.ObservedWords = r.observe(d, len(dec.illegal) == 0, ex, time.Now().Add(limit))
 	} else {
@@ -113,7 +121,9 @@ func Judge(h *History, opt Options) Verdict {
 	}
 	for i := range v.Failures {
 		f := &v.Failures[i]
-		f.Fault = afterFault(h, f)
+		if f.Kind != NotRecovered { // it names the fault it followed itself
+			f.Fault = afterFault(h, f)
+		}
 		f.Problem, f.Expected = Words(h, *f)
 	}
 	if len(v.Failures) > 0 {
@@ -289,6 +299,7 @@ func prepare(h *History, opt Options) *judgement {
 		}
 	}
 	r.keepAndReach(r.firstSeen())
+	r.recovery = Recover(h)
 	return r
 }
 

@@ -27,6 +27,11 @@ type Verdict struct {
 	// judged against their own bound (Options.StaleIfError).
 	Observed      *time.Duration
 	ObservedWords string
+	// Recovery is how the deployment recovered from the history's
+	// faults (Recover); RecoveryWords says it ("recovered 2.4 s after
+	// the last fault ended", or why not), "" without faults.
+	Recovery      Recovery
+	RecoveryWords string
 
 	// drawing is what Draw draws; nil for a verdict read back from a
 	// file.
@@ -108,6 +113,10 @@ const (
 	// its bound: Options.StaleIfError, or its Age plus one second when
 	// that is less.
 	StaleBeyondBound FailureKind = "stale-beyond-bound"
+	// NotRecovered: after the last fault of the schedule ended, the
+	// deployment did not answer a strict list and an update with 200
+	// within Options.Recovery (see Recover).
+	NotRecovered FailureKind = "not-recovered"
 )
 
 // Role is what a request involved in a failure did there.
@@ -191,6 +200,9 @@ type Failure struct {
 	// (Options.StaleIfError); Bound is then the list's own bound, the
 	// lesser of it and the list's Age plus one second.
 	StaleIfError time.Duration
+	// Recovery is, for NotRecovered, the limit judged against
+	// (Options.Recovery).
+	Recovery time.Duration
 	// Fault is the fault the failure followed, an index in
 	// History.Faults: the last one applied (Fault.AppliedNs) at or
 	// before the latest call among the requests in Ops, the one that

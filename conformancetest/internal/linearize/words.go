@@ -44,6 +44,8 @@ func Words(h *History, f Failure) (problem, expected string) {
 		expected = "every list answered from the current state, or a deployment that declares its stale-if-error bound judged with it (-consistency-stale-if-error D; CONTRACT.md §Consistency)"
 	case StaleBeyondBound:
 		problem = w.staleBeyond()
+	case NotRecovered:
+		problem, expected = w.notRecovered()
 	default:
 		problem = fmt.Sprintf("a failure of kind %q", f.Kind)
 	}
@@ -72,6 +74,7 @@ func Words(h *History, f Failure) (problem, expected string) {
 // for a run without faults or a failure that names no request.
 func (w words) afterFault() string {
 	switch f := w.f; {
+	case f.Kind == NotRecovered: // its words name the fault
 	case f.Fault >= 0 && f.Fault < len(w.h.Faults):
 		ft := w.h.Faults[f.Fault]
 		return fmt.Sprintf(" (after the fault %q, applied at %s)", ft.Fault, at(ft.AppliedNs))

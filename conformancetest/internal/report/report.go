@@ -2,10 +2,10 @@ package report
 
 import (
 	"fmt"
-	"slices"
 	"sort"
-	"strings"
 	"time"
+
+	"github.com/petinventory/petinventory/conformancetest/internal/linearize"
 )
 
 // Level selects which rules are checked.
@@ -87,93 +87,55 @@ type ConsistencyResult struct {
 	// (Config.ConsistencyFaults), in the order they were applied, each
 	// with what it cost.
 	Faults []FaultResult `json:"faults,omitempty"`
-	// The requests of the history, by what became of them: lists
-	// answered 200, lists that failed (dropped), updates, those of
-	// unknown outcome, and of those the ones no list showed (left out).
-	Lists          int `json:"lists"`
-	FailedLists    int `json:"failedLists"`
-	Updates        int `json:"updates"`
-	UnknownUpdates int `json:"unknownUpdates"`
-	LeftOut        int `json:"leftOutUpdates"`
+	// The requests of the history, by what became of them: every
+	// request (Operations), lists answered 200 (StaleLists of them
+	// marked stale), lists that failed (dropped), updates, those
+	// answered 200 (UpdatesOK) and of those the ones that overlapped
+	// another client's request (OverlappedUpdates: the concurrency the
+	// verdict rests on), those of unknown outcome (RefusedUpdates of
+	// them answered 4xx), and of those the ones no list showed (left
+	// out).
+	Operations        int `json:"operations"`
+	Lists             int `json:"lists"`
+	StaleLists        int `json:"staleLists"`
+	FailedLists       int `json:"failedLists"`
+	Updates           int `json:"updates"`
+	UpdatesOK         int `json:"updatesOK"`
+	OverlappedUpdates int `json:"overlappedUpdates"`
+	UnknownUpdates    int `json:"unknownUpdates"`
+	RefusedUpdates    int `json:"refusedUpdates"`
+	LeftOut           int `json:"leftOutUpdates"`
+	// MinUpdates is the fewest updates answered 200 the history could
+	// pass with (Config.ConsistencyMinUpdates); StaleIfError the bound
+	// lists marked stale were judged against
+	// (Config.ConsistencyStaleIfError, zero: none may be); RecoveryLimit
+	// how long after the last fault ended the deployment had to answer
+	// a strict list and an update with 200 again
+	// (Config.ConsistencyRecovery; zero in a replay of a history saved
+	// without it: not judged).
+	MinUpdates    int           `json:"minUpdates"`
+	StaleIfError  time.Duration `json:"staleIfErrorNs"`
+	RecoveryLimit time.Duration `json:"recoveryLimitNs"`
+	// RecoveredAfter is how long after the last fault of the schedule
+	// ended a strict list and an update were both answered 200 again;
+	// nil when the run had no fault or the deployment did not recover
+	// in time. Recovered says it in words ("recovered 2.4 s after the
+	// last fault ended", or why not), "" without faults.
+	RecoveredAfter *time.Duration `json:"recoveredAfterNs,omitempty"`
+	Recovered      string         `json:"recovered,omitempty"`
+	// Round is the longest round the run chose: how long its clients
+	// sent between two barrier lists (rounds adapt to the latency
+	// measured); zero in a replay.
+	Round time.Duration `json:"roundNs,omitempty"`
 }
 
 // FaultResult is one fault of a consistency run's schedule: when it was
-// applied, and what it cost the clients. Times are offsets from the
-// start of the run.
-type FaultResult struct {
-	// Fault is the fault as it was given: "6s redis-failover".
-	Fault  string        `json:"fault"`
-	Offset time.Duration `json:"offsetNs"`
-	Kind   string        `json:"kind"`
-	// AppliedAt is when the suite sent it (ran the command, sent the
-	// Redis command); EndedAt, for a pause, a command and a failover,
-	// when it ended (the pause over, the command exited, the new master
-	// announced), nil for the others.
-	AppliedAt time.Duration  `json:"appliedAtNs"`
-	EndedAt   *time.Duration `json:"endedAtNs,omitempty"`
-	// Note says what it did ("master 10.0.0.1:6379 replaced by
-	// 10.0.0.2:6379"); ExitStatus and Output, for exec, the command's
-	// exit status and the last lines of its output.
-	Note string `json:"note,omitempty"`
-	// Closed, for redis-kill-clients, is how many client connections
-	// it closed.
-	Closed     *int64 `json:"closedConnections,omitempty"`
-	ExitStatus *int   `json:"exitStatus,omitempty"`
-	Output     string `json:"output,omitempty"`
-	// Window is the longest stretch around the fault (overlapping the
-	// time from AppliedAt to EndedAt) in which no update was answered
-	// 200: from the last update answered 200 before it to the first
-	// after it. WindowFrom and WindowTo are its ends.
-	Window     time.Duration `json:"windowNs"`
-	WindowFrom time.Duration `json:"windowFromNs"`
-	WindowTo   time.Duration `json:"windowToNs"`
-	// Answers counts the answers other than 200 to requests sent from
-	// AppliedAt to the next fault (or the end of the run), by status:
-	// "503", "500", "no answer" (a transport error or time-out).
-	Answers map[string]int `json:"answers"`
-	// Unknown is the number of updates of unknown outcome sent in that
-	// time: answered neither 200 nor a refusal.
-	Unknown int `json:"unknownUpdates"`
-}
-
-// Line says f in one line, for the text, JUnit and HTML reports.
-func (f *FaultResult) Line() string {
-	var sb strings.Builder
-	fmt.Fprintf(&sb, "fault %q: %s applied at %s", f.Fault, f.Kind, seconds(f.AppliedAt))
-	if f.EndedAt != nil {
-		fmt.Fprintf(&sb, ", ended at %s", seconds(*f.EndedAt))
-	}
-	if f.Note != "" {
-		fmt.Fprintf(&sb, " (%s)", f.Note)
-	}
-	if f.ExitStatus != nil {
-		fmt.Fprintf(&sb, " (exit status %d", *f.ExitStatus)
-		if f.Output != "" {
-			fmt.Fprintf(&sb, ", output: %s", strings.ReplaceAll(f.Output, "\n", " | "))
-		}
-		sb.WriteString(")")
-	}
-	fmt.Fprintf(&sb, "; window %s with no update answered 200 (%s to %s)", f.Window.Round(time.Millisecond), seconds(f.WindowFrom), seconds(f.WindowTo))
-	if len(f.Answers) == 0 {
-		sb.WriteString("; every answer 200")
-	} else {
-		keys := make([]string, 0, len(f.Answers))
-		for k := range f.Answers {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		var parts []string
-		for _, k := range keys {
-			parts = append(parts, fmt.Sprintf("%s ×%d", k, f.Answers[k]))
-		}
-		fmt.Fprintf(&sb, "; answers other than 200: %s", strings.Join(parts, ", "))
-	}
-	fmt.Fprintf(&sb, "; %d updates of unknown outcome", f.Unknown)
-	return sb.String()
-}
-
-// seconds formats an offset of the run: "6.002s".
-func seconds(d time.Duration) string { return fmt.Sprintf("%.3fs", d.Seconds()) }
+// applied, what it did, and what it cost the clients (the window without
+// an update answered 200, the answers other than 200, the lists'
+// availability). Its one home is package internal/linearize, which
+// computes it from the history alone, for a run and a replay alike; its
+// Line says it in one line.
+type FaultResult = linearize.FaultResult
 
 // Lines says in words what c holds, one line each, for the text and HTML
 // reports; none for a nil c.
@@ -185,11 +147,18 @@ func (c *ConsistencyResult) Lines() []string {
 	if c.Staleness > 0 {
 		out = append(out, fmt.Sprintf("judged against a staleness bound of %v", c.Staleness))
 	}
+	if c.StaleIfError > 0 {
+		out = append(out, fmt.Sprintf("lists marked stale judged against a stale-if-error bound of %v", c.StaleIfError))
+	}
 	if c.Observed != "" {
 		out = append(out, "observed staleness: "+c.Observed)
 	}
+	out = append(out, c.density())
 	for i := range c.Faults {
 		out = append(out, c.Faults[i].Line())
+	}
+	if c.Recovered != "" {
+		out = append(out, c.Recovered)
 	}
 	switch {
 	case c.Replayed:
@@ -198,6 +167,23 @@ func (c *ConsistencyResult) Lines() []string {
 		out = append(out, "history saved to "+c.History+" (judge it again with inventory-conformance -consistency-replay "+c.History+")")
 	}
 	return out
+}
+
+// density says how much the history holds, and so how much its verdict
+// says.
+func (c *ConsistencyResult) density() string {
+	s := fmt.Sprintf("history: %d operations; %d lists answered 200", c.Operations, c.Lists)
+	if c.StaleLists > 0 {
+		s += fmt.Sprintf(" (%d marked stale)", c.StaleLists)
+	}
+	s += fmt.Sprintf("; %d updates answered 200 (%d of them overlapping another client's request) of %d sent", c.UpdatesOK, c.OverlappedUpdates, c.Updates)
+	if c.MinUpdates > 0 {
+		s += fmt.Sprintf(", at least %d needed", c.MinUpdates)
+	}
+	if c.Round > 0 {
+		s += fmt.Sprintf("; rounds of up to %v between barrier lists", c.Round.Round(time.Millisecond))
+	}
+	return s
 }
 
 // Failure is one thing that did not hold, with the request that showed it.

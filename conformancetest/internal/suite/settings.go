@@ -16,28 +16,31 @@ import (
 // a field is added to, removed from or changed in one and not the other:
 // the two cannot drift apart.
 type Config[F any] struct {
-	BaseURL                string
-	APIKey                 string
-	HTTPClient             *http.Client
-	ReadOnly               bool
-	Level                  report.Level
-	Replicas               []string
-	Run                    string
-	Skip                   string
-	Consistency            time.Duration
-	ConsistencyClients     int
-	ConsistencyHTML        string
-	ConsistencyStaleness   time.Duration
-	ConsistencyHistory     string
-	ConsistencyFaults      []F
-	ConsistencyRedis       string
-	ConsistencyRedisCAFile string
-	ConsistencyRedisPrefix string
-	MaxBodyBytes           int64
-	RequestTimeout         time.Duration
-	Parallelism            int
-	HTMLReport             string
-	Progress               func(report.Result)
+	BaseURL                 string
+	APIKey                  string
+	HTTPClient              *http.Client
+	ReadOnly                bool
+	Level                   report.Level
+	Replicas                []string
+	Run                     string
+	Skip                    string
+	Consistency             time.Duration
+	ConsistencyClients      int
+	ConsistencyHTML         string
+	ConsistencyStaleness    time.Duration
+	ConsistencyHistory      string
+	ConsistencyMinUpdates   int
+	ConsistencyStaleIfError time.Duration
+	ConsistencyFaults       []F
+	ConsistencyRecovery     time.Duration
+	ConsistencyRedis        string
+	ConsistencyRedisCAFile  string
+	ConsistencyRedisPrefix  string
+	MaxBodyBytes            int64
+	RequestTimeout          time.Duration
+	Parallelism             int
+	HTMLReport              string
+	Progress                func(report.Result)
 }
 
 // Settings is a run's configuration as the internal packages read it:
