@@ -88,9 +88,13 @@
 // robustness tests check etcd: every list and update must appear to take
 // effect at one instant between its call and its return, on one copy of
 // the inventory. An update with no answer or a 503 may have taken effect
-// or not. Every 100 ms the clients wait until nothing is in flight and one
-// list is sent alone: it fixes the state there, so that each piece of the
-// history is checked on its own, and the check stays fast. A failure says
+// or not. The clients run in rounds: at the end of each they wait until
+// nothing is in flight and one strict list (Cache-Control: no-cache) is
+// sent alone; it fixes the state there, so that each piece of the
+// history is checked on its own, and the check stays fast. A round's time
+// starts when that list has returned, and its length follows the
+// latency met (100 ms on the loopback, up to a second across a WAN), so
+// that a run holds about as many requests as its clients can send. A failure says
 // in words which list, through which base URL, missed which update
 // answered how long before (or showed a write never made, or mixed two
 // instants, or which update answered another write), and

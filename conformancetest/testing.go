@@ -16,8 +16,11 @@ import (
 // subtest with the failures, the requests and curl commands that show
 // them; a skipped check is a skipped subtest with the reason.
 //
-// Run fails t at once when the configuration is invalid or the target
-// cannot be reached. With Config.HTMLReport set, it writes the report of
+// Run fails t at once when the configuration is invalid, the target
+// cannot be reached or the fault Redis of the consistency run's schedule
+// refuses (ErrFault, checked before any check runs), and stops with that
+// error when a fault of the schedule cannot be applied during the run:
+// never a pass on a run whose faults did not happen. With Config.HTMLReport set, it writes the report of
 // the checks that ran to that file as HTML and logs its path.
 func Run(t *testing.T, cfg Config) {
 	t.Helper()
@@ -39,12 +42,20 @@ func Run(t *testing.T, cfg Config) {
 		t.Log(note)
 		rep.Notes = append(rep.Notes, note)
 	}
+	if err := rn.Prepare(t.Context(), checks); err != nil {
+		t.Fatal(err)
+	}
 	if refused := rn.KeyRefusal(); refused != "" {
 		t.Errorf("conformancetest: the API key was refused: %s; the checks that need a valid key fail or skip because of it", refused)
 	}
 	for _, ch := range checks {
 		t.Run(ch.Name, func(t *testing.T) {
 			res := rn.RunCheck(t.Context(), ch)
+			if err := rn.HarnessError(); err != nil {
+				// A fault of the schedule could not be applied: the
+				// harness broke, so nothing of the check is judged.
+				t.Fatalf("%v; nothing of %s was judged", err, res.Name)
+			}
 			rep.Results = append(rep.Results, res)
 			if s.Progress != nil {
 				s.Progress(res)
@@ -64,6 +75,9 @@ func Run(t *testing.T, cfg Config) {
 				t.Skip(res.Reason)
 			}
 		})
+		if err := rn.HarnessError(); err != nil {
+			t.Fatalf("the run stopped: %v", err)
+		}
 	}
 	rep.Duration = time.Since(rep.Started)
 	rep.Headlines = rn.Headlines(rep.rep())

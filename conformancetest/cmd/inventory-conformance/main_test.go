@@ -4,11 +4,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/petinventory/petinventory/conformancetest"
+	"github.com/petinventory/petinventory/conformancetest/internal/redisproc"
+	"github.com/petinventory/petinventory/conformancetest/internal/refserver"
 )
 
 func TestAPIKeyFrom(t *testing.T) {
@@ -194,4 +199,41 @@ func firstKind(res conformancetest.Result) string {
 		return ""
 	}
 	return res.Failures[0].Kind
+}
+
+// TestFaultRedisCheckedFirst: on a run of the whole suite, a wrong
+// password of the fault Redis (given by INVENTORY_CONSISTENCY_REDIS_URL,
+// so on no command line) exits 2 right after the probe, before any check
+// sent a request, and the password is printed nowhere; the same run with
+// the right password gets past it.
+func TestFaultRedisCheckedFirst(t *testing.T) {
+	addr := redisproc.Start(t, "--requirepass", "right-pw-123")
+	rs := &refserver.Server{}
+	rs.Seed()
+	var requests atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		rs.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	env := func(redisURL string) func(string) string {
+		return func(k string) string {
+			return map[string]string{"INVENTORY_API_KEY": refserver.Key, redisURLVar: redisURL}[k]
+		}
+	}
+	args := []string{"-base-url", srv.URL + "/v1", "-consistency", "1s", "-consistency-fault", "500ms redis-pause 10ms"}
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), args, env("redis://:wrong-pw-456@"+addr), &stdout, &stderr)
+	if code != exitUsage || !strings.Contains(stderr.String(), "refused") || strings.Contains(stderr.String()+stdout.String(), "-pw-") {
+		t.Fatalf("a wrong password: exit %d, want 2 naming the refusal without the password:\n%s%s", code, stdout.String(), stderr.String())
+	}
+	if n := requests.Load(); n != 1 {
+		t.Errorf("%d requests reached the deployment before the exit, want the probe alone", n)
+	}
+	stdout.Reset()
+	stderr.Reset()
+	code = run(context.Background(), append(args, "-run", "^consistency/", "-consistency-min-updates", "1"), env("redis://:right-pw-123@"+addr), &stdout, &stderr)
+	if code != exitOK || !strings.Contains(stdout.String(), "redis-pause applied at") {
+		t.Errorf("the right password: exit %d:\n%s%s", code, stdout.String(), stderr.String())
+	}
 }

@@ -1,6 +1,7 @@
 package consistency
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -29,26 +30,30 @@ type schedule struct {
 	err    error
 }
 
-// newSchedule prepares the run's faults and checks, before the run, that
-// the Redis they act on answers: an error names the first fault that
-// needs it.
+// newSchedule prepares the run's faults and checks that the Redis they
+// act on answers and lets its user send what they need (see
+// faults.Target.Check): an error names the first fault that needs it.
+// It is called before any check runs (Prepare), and again when the
+// consistency run starts.
 func newSchedule(ctx context.Context, cfg suite.Settings, scrub func(string) string) (*schedule, error) {
 	s := &schedule{faults: cfg.ConsistencyFaults, prefix: cfg.ConsistencyRedisPrefix}
 	s.scrub = scrub
 	var first *suite.Fault
-	failover := false
+	var need faults.Needs
 	for i, f := range s.faults {
 		if isRedis(f) && first == nil {
 			first = &s.faults[i]
 		}
-		failover = failover || f.Kind == FaultRedisFailover
+		need.Pause = need.Pause || f.Kind == FaultRedisPause
+		need.KillClients = need.KillClients || f.Kind == FaultRedisKillClients
+		need.Failover = need.Failover || f.Kind == FaultRedisFailover
 	}
 	if first == nil {
 		return s, nil
 	}
 	t, err := faults.ParseURL(cfg.ConsistencyRedis, cfg.ConsistencyRedisCAFile)
 	if err == nil {
-		err = t.Check(ctx, failover, s.prefix)
+		err = t.Check(ctx, need, s.prefix)
 	}
 	if err != nil {
 		return nil, s.failure(*first, fmt.Errorf("the Redis to act on (%s) %v", redisName(t), err))
@@ -64,6 +69,20 @@ func newSchedule(ctx context.Context, cfg suite.Settings, scrub func(string) str
 	return s, nil
 }
 
+// Prepare checks, right after the deployment was probed and before any
+// check runs, the Redis the faults of the schedule act on (see
+// newSchedule), so that a wrong password or a missing right stops the
+// run within seconds rather than after every other check: ErrFault. It
+// checks nothing when the consistency run will not run (no duration, a
+// read-only run) or has no redis-* fault.
+func Prepare(ctx context.Context, cfg suite.Settings, scrub func(string) string) error {
+	if cfg.Consistency == 0 || cfg.ReadOnly || len(cfg.ConsistencyFaults) == 0 {
+		return nil
+	}
+	_, err := newSchedule(ctx, cfg, scrub)
+	return err
+}
+
 func redisName(t *faults.Target) string {
 	if t == nil {
 		return "-consistency-redis"
@@ -77,16 +96,30 @@ func (s *schedule) failure(f suite.Fault, err error) error {
 }
 
 // start applies each fault at its offset from start, until ctx ends;
-// stop is called when one cannot be applied.
+// stop is called when one cannot be applied. A fault at offset 0 is
+// stamped applied before start returns, so before any client of the run
+// sends: it precedes every request of the history, however late its
+// goroutine runs.
 func (s *schedule) start(ctx context.Context, start time.Time, stop func()) {
 	for _, f := range s.faults {
+		var now *linearize.Fault
+		if f.Offset <= 0 {
+			rec := s.stamp(f, start)
+			now = &rec
+		}
 		s.wg.Go(func() {
-			select {
-			case <-time.After(time.Until(start.Add(f.Offset))):
-			case <-ctx.Done():
-				return
+			var rec linearize.Fault
+			if now != nil {
+				rec = *now
+			} else {
+				select {
+				case <-time.After(time.Until(start.Add(f.Offset))):
+				case <-ctx.Done():
+					return
+				}
+				rec = s.stamp(f, start)
 			}
-			rec, err := s.apply(ctx, f, start)
+			err := s.apply(ctx, f, start, &rec)
 			s.mu.Lock()
 			defer s.mu.Unlock()
 			if err != nil {
@@ -105,13 +138,17 @@ func (s *schedule) start(ctx context.Context, start time.Time, stop func()) {
 // order they were, and the error of the first that could not be.
 func (s *schedule) wait() ([]linearize.Fault, error) {
 	s.wg.Wait()
-	slices.SortFunc(s.done, func(a, b linearize.Fault) int { return int(a.AppliedNs - b.AppliedNs) })
+	slices.SortFunc(s.done, func(a, b linearize.Fault) int { return cmp.Compare(a.AppliedNs, b.AppliedNs) })
 	return s.done, s.err
 }
 
-// apply applies one fault and records it.
-func (s *schedule) apply(ctx context.Context, f suite.Fault, start time.Time) (linearize.Fault, error) {
-	rec := linearize.Fault{Fault: s.scrub(f.String()), Kind: f.Kind, OffsetNs: int64(f.Offset), AppliedNs: int64(time.Since(start))}
+// stamp is the record of fault f applied now, start the run's start.
+func (s *schedule) stamp(f suite.Fault, start time.Time) linearize.Fault {
+	return linearize.Fault{Fault: s.scrub(f.String()), Kind: f.Kind, OffsetNs: int64(f.Offset), AppliedNs: int64(time.Since(start))}
+}
+
+// apply applies fault f, stamped rec, and records in rec what it did.
+func (s *schedule) apply(ctx context.Context, f suite.Fault, start time.Time, rec *linearize.Fault) error {
 	ended := func() {
 		e := int64(time.Since(start))
 		rec.EndedNs = &e
@@ -141,5 +178,5 @@ func (s *schedule) apply(ctx context.Context, f suite.Fault, start time.Time) (l
 		ended()
 	}
 	rec.Note = s.scrub(rec.Note)
-	return rec, err
+	return err
 }

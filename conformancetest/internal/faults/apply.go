@@ -17,28 +17,6 @@ import (
 // announced: a failover not done by then cannot be judged.
 const FailoverLimit = 30 * time.Second
 
-// Check connects to every master of the target and sends PING, so that a
-// schedule whose Redis cannot be reached, or refuses the password, fails
-// before the run rather than in it. With failover set, it also checks
-// that a failover has something to act on: a Sentinel, or a Cluster
-// whose store slot (of the key prefix) has a replica.
-func (t *Target) Check(ctx context.Context, failover bool, prefix string) error {
-	if _, _, err := t.onMasters(ctx, "PING"); err != nil {
-		return err
-	}
-	if !failover {
-		return nil
-	}
-	switch t.Topology {
-	case Single:
-		return errors.New("redis-failover needs Sentinel (a URL with master_name=) or a Cluster; the URL names one node")
-	case Cluster:
-		_, err := t.clusterReplica(ctx, prefix)
-		return err
-	}
-	return nil
-}
-
 // onMasters sends one command to every master, each over a connection of
 // its own, at once (so that a Cluster's masters pause together), and
 // returns their replies.

@@ -90,10 +90,10 @@ func TestTargetAgainstRedis(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := tg.Check(ctx, false, "inventory"); err != nil {
+	if err := tg.Check(ctx, Needs{Pause: true, KillClients: true}, "inventory"); err != nil {
 		t.Fatalf("Check: %v", err)
 	}
-	if err := tg.Check(ctx, true, "inventory"); err == nil || !strings.Contains(err.Error(), "needs Sentinel") {
+	if err := tg.Check(ctx, Needs{Failover: true}, "inventory"); err == nil || !strings.Contains(err.Error(), "needs Sentinel") {
 		t.Errorf("a failover of one node: want an error that says it needs Sentinel or a Cluster, got %v", err)
 	}
 	// Another client, which the kill closes.
@@ -114,7 +114,7 @@ func TestTargetAgainstRedis(t *testing.T) {
 	}
 	// Refused: the wrong password, and a user without the right.
 	bad, _ := ParseURL("redis://faults:not-it@"+addr, "")
-	if err := bad.Check(ctx, false, "inventory"); err == nil || strings.Contains(err.Error(), "not-it") || !strings.Contains(err.Error(), `user "faults"`) {
+	if err := bad.Check(ctx, Needs{}, "inventory"); err == nil || strings.Contains(err.Error(), "not-it") || !strings.Contains(err.Error(), `user "faults"`) {
 		t.Errorf("wrong password: %v", err)
 	}
 	c, _ := resp.Dial(ctx, "tcp", addr, nil, "faults", "fault-pw", Timeout)
@@ -124,6 +124,50 @@ func TestTargetAgainstRedis(t *testing.T) {
 	}
 	if _, err := c.Do("GET", "x"); err == nil || !strings.Contains(err.Error(), "NOPERM") {
 		t.Errorf("a command the user may not send: want NOPERM, got %v", err)
+	}
+}
+
+// TestCheckRights: Check finds, before any fault is applied, that the
+// user may not send a command a fault of the schedule needs (NOPERM,
+// naming the command), and passes a user who holds exactly the rights
+// the faults need; its probes change nothing (the other client still
+// answers, no pause holds it).
+func TestCheckRights(t *testing.T) {
+	addr := redisproc.Start(t, "--user", "default", "off", "--user", "pauser", "on", ">pw", "-@all", "+ping", "+client|pause",
+		"--user", "killer", "on", ">pw", "-@all", "+ping", "+client|kill")
+	ctx := context.Background()
+	pauser, _ := ParseURL("redis://pauser:pw@"+addr, "")
+	killer, _ := ParseURL("redis://killer:pw@"+addr, "")
+	for _, tc := range []struct {
+		tg   *Target
+		need Needs
+		deny string // "" when allowed
+	}{
+		{pauser, Needs{Pause: true}, ""},
+		{pauser, Needs{KillClients: true}, "client|kill"},
+		{killer, Needs{KillClients: true}, ""},
+		{killer, Needs{Pause: true, KillClients: true}, "client|pause"},
+	} {
+		err := tc.tg.Check(ctx, tc.need, "inventory")
+		switch {
+		case tc.deny == "" && err != nil:
+			t.Errorf("%s %+v: %v", tc.tg, tc.need, err)
+		case tc.deny != "" && (err == nil || !strings.Contains(err.Error(), "NOPERM") || !strings.Contains(err.Error(), tc.deny) || !strings.Contains(err.Error(), addr)):
+			t.Errorf("%s %+v: want NOPERM for %s naming %s, got %v", tc.tg, tc.need, tc.deny, addr, err)
+		}
+	}
+	// The probes changed nothing: a client of the same Redis answers
+	// at once, and was not killed.
+	other, err := resp.Dial(ctx, "tcp", addr, nil, "pauser", "pw", Timeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if err := killer.Check(ctx, Needs{KillClients: true}, "inventory"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.Do("PING"); err != nil {
+		t.Errorf("a client after the probes: %v", err)
 	}
 }
 
@@ -229,23 +273,23 @@ func TestTLS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := tg.Check(ctx, false, "inventory"); err != nil {
+	if err := tg.Check(ctx, Needs{}, "inventory"); err != nil {
 		t.Fatalf("rediss:// with the CA: %v", err)
 	}
 	if note, err := tg.Pause(ctx, 10*time.Millisecond); err != nil {
 		t.Errorf("Pause over TLS: %q, %v", note, err)
 	}
 	noCA, _ := ParseURL("rediss://:tls-pw@"+addr, "")
-	if err := noCA.Check(ctx, false, "inventory"); err == nil || !strings.Contains(err.Error(), "certificate") {
+	if err := noCA.Check(ctx, Needs{}, "inventory"); err == nil || !strings.Contains(err.Error(), "certificate") {
 		t.Errorf("rediss:// without the CA: want a certificate error, got %v", err)
 	}
 	// redis:// with the CA file turns TLS on, as the server's setting does.
 	on, _ := ParseURL("redis://:tls-pw@"+addr, ca)
-	if err := on.Check(ctx, false, "inventory"); err != nil {
+	if err := on.Check(ctx, Needs{}, "inventory"); err != nil {
 		t.Errorf("redis:// with the CA file: %v", err)
 	}
 	plain, _ := ParseURL("redis://:tls-pw@"+addr, "")
-	if err := plain.Check(ctx, false, "inventory"); err == nil {
+	if err := plain.Check(ctx, Needs{}, "inventory"); err == nil {
 		t.Error("plain redis:// to a TLS port: want an error")
 	}
 }

@@ -1,5 +1,7 @@
 package suite
 
+import "context"
+
 // Check is one named rule and the function that judges it.
 type Check struct {
 	// Name is the group and the rule: "auth/missing-header". -run and
@@ -21,4 +23,10 @@ type Check struct {
 	// records what fails. It may stop early with Fatalf, Skipf or Abort;
 	// what it changed is put back after it, however it ends.
 	Run func(c *Checker)
+	// Prepare, when not nil, checks what the check needs besides the
+	// deployment, once the deployment was probed and before any check
+	// runs (the consistency check's fault Redis): an error stops the run
+	// there, so that a broken harness costs seconds, not a whole run.
+	// scrub keeps the API key out of what it says.
+	Prepare func(ctx context.Context, cfg Settings, scrub func(string) string) error
 }

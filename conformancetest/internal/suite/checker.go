@@ -43,6 +43,9 @@ type Checker struct {
 	// notJudged lists the requests an intermediary refused before the
 	// API saw them (see NoteNotJudged).
 	notJudged []string
+	// retryUntil is when the restore stops retrying an answer 503 or
+	// none (see RetryRestoreUntil); zero: it does not retry.
+	retryUntil time.Time
 }
 
 // abort stops a check; runCheck recovers it.
@@ -316,12 +319,11 @@ func (c *Checker) restore() {
 	if c.snapshot == nil || !c.snapshotOK {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.ctx), restoreTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.ctx), max(restoreTimeout, time.Until(c.retryUntil)+restoreTimeout))
 	defer cancel()
 	// Strict, as the snapshot (protect): a list up to a bound old could
 	// miss this check's own writes, which would then stay.
-	ex := c.rn.client.Send(ctx, wire.StateList())
-	c.res.Requests++
+	ex := c.sendRestoring(ctx, wire.StateList())
 	if ex.Err != nil {
 		c.Failf(ex, "the inventory readable after the check", "cannot read the inventory to restore the quantities this check may have changed: %v", ex.Err)
 		return
@@ -360,8 +362,7 @@ func (c *Checker) restore() {
 				"pet %d's quantity changed from %d to %d during this check although it did not mean to change it; restoring it", id, was.Qty, cur.Qty)
 		}
 		body := []byte(fmt.Sprintf(`{"quantity":%d}`, was.Qty))
-		rex := c.rn.client.Send(ctx, wire.Request{Method: http.MethodPatch, Path: "/inventory/" + strconv.FormatInt(id, 10), ContentType: "application/json", Body: body})
-		c.res.Requests++
+		rex := c.sendRestoring(ctx, wire.Request{Method: http.MethodPatch, Path: "/inventory/" + strconv.FormatInt(id, 10), ContentType: "application/json", Body: body})
 		if rex.Err != nil || rex.Resp.Status != http.StatusOK {
 			problem := "no answer"
 			if rex.Err != nil {
@@ -370,6 +371,41 @@ func (c *Checker) restore() {
 				problem = fmt.Sprintf("answered %d", rex.Resp.Status)
 			}
 			c.Failf(rex, "the quantity restored", "could not restore pet %d to quantity %d: %s; restore it by hand", id, was.Qty, problem)
+		}
+	}
+}
+
+// RetryRestoreUntil makes the restore after the check retry a request
+// answered 503, or not at all, until t, honouring Retry-After: for a
+// check that made the deployment unavailable on purpose (the consistency
+// run's faults), which has until t to recover.
+func (c *Checker) RetryRestoreUntil(t time.Time) { c.retryUntil = t }
+
+// restorePause is how long the restore waits before it sends again a
+// request answered 503 or not at all, when the answer gives no
+// Retry-After.
+const restorePause = 250 * time.Millisecond
+
+// sendRestoring sends r for the restore, again while it is answered 503
+// or not at all and retryUntil has not passed (see RetryRestoreUntil).
+func (c *Checker) sendRestoring(ctx context.Context, r wire.Request) *wire.Exchange {
+	for {
+		ex := c.rn.client.Send(ctx, r)
+		c.res.Requests++
+		unavailable := ex.Err != nil || ex.Resp.Status == http.StatusServiceUnavailable
+		if !unavailable || !time.Now().Before(c.retryUntil) || ctx.Err() != nil {
+			return ex
+		}
+		wait := restorePause
+		if ex.Err == nil {
+			if s, err := strconv.Atoi(strings.TrimSpace(ex.Resp.Header.Get("Retry-After"))); err == nil && s > 0 {
+				wait = time.Duration(s) * time.Second
+			}
+		}
+		select {
+		case <-time.After(min(wait, time.Until(c.retryUntil))):
+		case <-ctx.Done():
+			return ex
 		}
 	}
 }

@@ -18,7 +18,11 @@ func (rn *Runner) Run(ctx context.Context) (*report.Report, error) {
 	}
 	rep := &report.Report{BaseURL: rn.cfg.BaseURL, Replicas: rn.cfg.Replicas, Level: rn.cfg.Level, ReadOnly: rn.cfg.ReadOnly, Started: time.Now()}
 	note, err := rn.Probe(ctx)
+	if err == nil {
+		err = rn.Prepare(ctx, checks)
+	}
 	if err != nil {
+		rn.cfg.HTTPClient.CloseIdleConnections()
 		return nil, err
 	}
 	if note != "" {

@@ -116,6 +116,20 @@ func (rn *Runner) Probe(ctx context.Context) (note string, err error) {
 	return "", nil
 }
 
+// Prepare calls the Prepare of each of checks that has one, in order
+// (see Check.Prepare), and returns the first error.
+func (rn *Runner) Prepare(ctx context.Context, checks []*Check) error {
+	for _, ch := range checks {
+		if ch.Prepare == nil {
+			continue
+		}
+		if err := ch.Prepare(ctx, rn.cfg, rn.client.Scrub); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // HarnessError is the error that stopped the run (see StopRun), nil
 // while none did.
 func (rn *Runner) HarnessError() error {
