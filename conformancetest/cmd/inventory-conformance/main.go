@@ -41,6 +41,14 @@
 //	                     run; every run reports its observed staleness
 //	-consistency-history FILE  save the history of the consistency run to FILE
 //	                     (JSON: every request, what it saw, the verdict)
+//	-consistency-min-updates N  the fewest updates answered 200 a consistency
+//	                     run can pass with (default 20): a thinner history
+//	                     fails with kind thin-history
+//	-consistency-stale-if-error D  the deployment's stale-if-error bound (the
+//	                     server's -stale-if-error): lists it marks stale
+//	                     (Cache-Status: petinventory; fwd=stale, with Age) are
+//	                     judged against D; without it a list marked stale
+//	                     fails with kind unexpected-stale
 //	-consistency-replay FILE  judge a history saved by -consistency-history
 //	                     again, without any deployment (no -base-url, no key):
 //	                     the same verdict, words and exit status as the run
@@ -64,13 +72,23 @@
 //	                     e.g. -consistency-fault "6s exec kubectl -n shop delete pod redis-0"
 //	                     The report gives each fault's window (the longest
 //	                     stretch around it in which no update succeeded), its
-//	                     answers other than 200 by status and its updates of
-//	                     unknown outcome. A fault that cannot be applied stops
-//	                     the run with exit status 2.
+//	                     answers other than 200 by status, its updates of
+//	                     unknown outcome and the lists' availability in its
+//	                     window. A fault that cannot be applied stops the run
+//	                     with exit status 2; the fault Redis is checked (its
+//	                     password, the commands its faults need) before any
+//	                     check runs.
+//	-consistency-recovery D  after the last fault ended, how long the deployment
+//	                     has to answer a strict list and an update with 200
+//	                     again (default 1m; Retry-After honoured); the report
+//	                     says "recovered N s after the last fault ended", and
+//	                     a deployment not recovered by then fails with kind
+//	                     not-recovered
 //	-consistency-redis URL  the Redis the redis-* faults act on, in any form of
 //	                     the server's REDIS_URL (one node, rediss://, Sentinel
-//	                     with master_name=, Cluster with addr=); its password is
-//	                     never printed
+//	                     with master_name=, Cluster with addr=); default
+//	                     $INVENTORY_CONSISTENCY_REDIS_URL, which keeps the
+//	                     password off the command line; it is never printed
 //	-consistency-redis-ca-file FILE  PEM CA certificates for its TLS (turns TLS on)
 //	-consistency-redis-prefix P  the store's key prefix (default inventory): a
 //	                     Cluster's redis-failover acts on the master of its slot
@@ -129,7 +147,7 @@ func main() {
 // tested as a function.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	var o options
-	fs := o.flagSet(stderr, getenv)
+	fs := o.flagSet(stderr)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
@@ -196,7 +214,7 @@ type options struct {
 }
 
 // flagSet defines the command's flags, and its usage, to be parsed into o.
-func (o *options) flagSet(stderr io.Writer, getenv func(string) string) *flag.FlagSet {
+func (o *options) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("inventory-conformance", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.apiKey, "api-key", "", "bearer API key (default: $INVENTORY_API_KEY, else the first key of $INVENTORY_API_KEYS; prefer a variable)")
@@ -221,7 +239,7 @@ func (o *options) flagSet(stderr io.Writer, getenv func(string) string) *flag.Fl
 	fs.DurationVar(&o.staleIfError, "consistency-stale-if-error", 0, "the deployment's stale-if-error bound (the server's -stale-if-error): lists it marks stale (Cache-Status: petinventory; fwd=stale) are judged against it; 0: a list marked stale fails (kind unexpected-stale)")
 	fs.Var(&o.faultSpecs, "consistency-fault", faultUsage)
 	fs.DurationVar(&o.recovery, "consistency-recovery", conformancetest.DefaultConsistencyRecovery, "after the last fault of -consistency-fault ended, how long the deployment has to answer a strict list and an update with 200 again (honouring Retry-After) before the run fails (kind not-recovered)")
-	fs.StringVar(&o.redisURL, "consistency-redis", getenv(redisURLVar), "the `URL` of the Redis the redis-* faults act on, in any form of the server's REDIS_URL: redis://[user:password@]host:port, rediss://…, unix:///path, Sentinel (?master_name=NAME&addr=…), Cluster (?addr=…); default $"+redisURLVar+", which keeps its password off the command line; the password is never printed")
+	fs.StringVar(&o.redisURL, "consistency-redis", "", "the `URL` of the Redis the redis-* faults act on, in any form of the server's REDIS_URL: redis://[user:password@]host:port, rediss://…, unix:///path, Sentinel (?master_name=NAME&addr=…), Cluster (?addr=…); default $"+redisURLVar+", which keeps its password off the command line; the password is never printed")
 	fs.StringVar(&o.redisCA, "consistency-redis-ca-file", "", "PEM CA certificates trusted for -consistency-redis's TLS (turns TLS on)")
 	fs.StringVar(&o.redisPrefix, "consistency-redis-prefix", conformancetest.DefaultConsistencyRedisPrefix, "the store's key prefix: a Cluster's redis-failover acts on the master of its slot")
 	fs.Var(&o.baseURLs, "base-url", "base URL of the API, version segment included, e.g. https://staging.example/v1 (required); repeat it for each replica of the deployment")
@@ -244,8 +262,9 @@ const faultUsage = "a fault of the consistency run, `\"OFFSET KIND [ARG...]\"`, 
 	"  redis-kill-clients  CLIENT KILL TYPE normal on every master, the suite's own connection spared\n" +
 	"  redis-failover      SENTINEL FAILOVER <master_name>; on a Cluster CLUSTER FAILOVER on a replica of the master of the store's slot\n" +
 	"e.g. \"6s exec kubectl -n shop delete pod redis-0\", \"4s redis-pause 2s\", \"6s redis-failover\". " +
-	"The report says each fault's window (the longest stretch around it with no update answered 200), its answers other than 200 and its updates of unknown outcome; " +
-	"a fault that cannot be applied stops the run with exit status 2"
+	"The report says each fault's window (the longest stretch around it with no update answered 200), its answers other than 200, its updates of unknown outcome and the lists' availability, " +
+	"and how long after the last fault the deployment recovered (-consistency-recovery); " +
+	"a fault that cannot be applied stops the run with exit status 2 (the fault Redis, its password and rights, is checked before any check runs)"
 
 // list prints the checks of level lvl: -list.
 func list(stdout io.Writer, lvl conformancetest.Level) int {
@@ -293,6 +312,11 @@ func (o *options) config(lvl conformancetest.Level, getenv func(string) string, 
 		return conformancetest.Config{}, false
 	}
 	key := apiKeyFrom(o.apiKey, getenv)
+	if o.redisURL == "" {
+		// Read here, not as the flag's default, which -h would print,
+		// password and all.
+		o.redisURL = getenv(redisURLVar)
+	}
 	if len(o.baseURLs) == 0 {
 		fmt.Fprintln(stderr, "inventory-conformance: -base-url is required (e.g. -base-url http://127.0.0.1:8080/v1)")
 		return conformancetest.Config{}, false

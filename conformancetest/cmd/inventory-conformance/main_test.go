@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -80,6 +82,9 @@ func TestBadConsistencyFlags(t *testing.T) {
 		{[]string{"-base-url", "http://127.0.0.1:1/v1", "-consistency-clients", "0"}, "at least one client"},
 		{[]string{"-base-url", "http://127.0.0.1:1/v1", "-consistency-staleness", "-1ms"}, "Config.ConsistencyStaleness"},
 		{[]string{"-consistency-replay", "../../testdata/consistency/pass.json", "-consistency-staleness", "-1ms"}, "ReplayConfig.ConsistencyStaleness"},
+		{[]string{"-base-url", "http://127.0.0.1:1/v1", "-consistency-min-updates", "0"}, "at least 1"},
+		{[]string{"-base-url", "http://127.0.0.1:1/v1", "-consistency-recovery", "0s"}, "a positive duration"},
+		{[]string{"-base-url", "http://127.0.0.1:1/v1", "-consistency-stale-if-error", "-1s"}, "-consistency-stale-if-error -1s is negative"},
 	} {
 		var stdout, stderr bytes.Buffer
 		if code := run(context.Background(), tc.args, env, &stdout, &stderr); code != exitUsage || !strings.Contains(stderr.String(), tc.want) {
@@ -150,8 +155,12 @@ func TestReplay(t *testing.T) {
 // usage error that says so; a Redis URL's password is never printed.
 func TestFaultFlags(t *testing.T) {
 	var stdout, stderr bytes.Buffer
-	run(context.Background(), []string{"-h"}, func(string) string { return "" }, &stdout, &stderr)
-	for _, want := range []string{"-consistency-fault", "exec COMMAND", "redis-pause D", "redis-kill-clients", "redis-failover", "-consistency-redis", "master_name", "window"} {
+	run(context.Background(), []string{"-h"}, func(k string) string { return map[string]string{redisURLVar: "redis://:s3cr3t@h:1"}[k] }, &stdout, &stderr)
+	if strings.Contains(stderr.String(), "s3cr3t") {
+		t.Errorf("-h prints the password of $%s", redisURLVar)
+	}
+	for _, want := range []string{"-consistency-fault", "exec COMMAND", "redis-pause D", "redis-kill-clients", "redis-failover", "-consistency-redis", "master_name", "window",
+		"$INVENTORY_CONSISTENCY_REDIS_URL", "-consistency-recovery", "not-recovered", "-consistency-min-updates", "thin-history", "-consistency-stale-if-error", "unexpected-stale"} {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("-h does not mention %s", want)
 		}
@@ -235,5 +244,51 @@ func TestFaultRedisCheckedFirst(t *testing.T) {
 	code = run(context.Background(), append(args, "-run", "^consistency/", "-consistency-min-updates", "1"), env("redis://:right-pw-123@"+addr), &stdout, &stderr)
 	if code != exitOK || !strings.Contains(stdout.String(), "redis-pause applied at") {
 		t.Errorf("the right password: exit %d:\n%s%s", code, stdout.String(), stderr.String())
+	}
+}
+
+// TestThinHistory: a run holding fewer updates answered 200 than
+// -consistency-min-updates fails with kind thin-history, naming the count
+// and what to change; the text, -json and HTML reports say the history's
+// density.
+func TestThinHistory(t *testing.T) {
+	base := (&refserver.Server{}).Start(t)
+	html := filepath.Join(t.TempDir(), "report.html")
+	args := []string{"-base-url", base, "-run", "^consistency/", "-consistency", "300ms", "-consistency-min-updates", "1000000"}
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), append(args, "-json", "-html", html), keyOf(refserver.Key), &stdout, &stderr)
+	var rep conformancetest.Report
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil || code != exitFailed || len(rep.Results) != 1 {
+		t.Fatalf("exit %d, %v:\n%s%s", code, err, stdout.String(), stderr.String())
+	}
+	res := rep.Results[0]
+	c := res.Consistency
+	if firstKind(res) != conformancetest.KindThinHistory || c == nil || c.Operations == 0 || c.UpdatesOK == 0 || c.MinUpdates != 1000000 ||
+		!strings.Contains(res.Failures[0].Problem, "-consistency-min-updates") || !strings.Contains(res.Failures[0].Problem, "run longer") {
+		t.Fatalf("%q %+v: %v", firstKind(res), c, res.Failures)
+	}
+	for _, member := range []string{`"operations":`, `"updatesOK":`, `"overlappedUpdates":`, `"staleLists":`, `"refusedUpdates":`, `"minUpdates": 1000000`, `"roundNs":`} {
+		if !strings.Contains(stdout.String(), member) {
+			t.Errorf("-json lacks %s", member)
+		}
+	}
+	density := fmt.Sprintf("history: %d operations; %d lists answered 200; %d updates answered 200", c.Operations, c.Lists, c.UpdatesOK)
+	if b, err := os.ReadFile(html); err != nil || !strings.Contains(string(b), density) {
+		t.Errorf("the HTML report lacks %q: %v", density, err)
+	}
+	stdout.Reset()
+	run(context.Background(), args, keyOf(refserver.Key), &stdout, &stderr)
+	if !strings.Contains(stdout.String(), "consistency/linearizable: history: ") || !strings.Contains(stdout.String(), "at least 1000000 needed") {
+		t.Errorf("the text report does not say the history's density:\n%s", stdout.String())
+	}
+}
+
+// keyOf is an environment with INVENTORY_API_KEY k alone.
+func keyOf(k string) func(string) string {
+	return func(name string) string {
+		if name == "INVENTORY_API_KEY" {
+			return k
+		}
+		return ""
 	}
 }

@@ -5,8 +5,10 @@ import (
 	"math"
 	"mime"
 	"net/http"
+	"strconv"
 	"strings"
 
+	"github.com/petinventory/petinventory/conformancetest/internal/report"
 	"github.com/petinventory/petinventory/conformancetest/internal/suite"
 	"github.com/petinventory/petinventory/conformancetest/internal/wire"
 )
@@ -16,6 +18,7 @@ const (
 	srcCodes  = "CONTRACT.md §Error codes"
 	srcStore  = "CONTRACT.md §Store semantics"
 	srcSchema = "inventory/openapi.yaml"
+	srcStale  = "CONTRACT.md §Through a store outage (stale-if-error)"
 )
 
 // Response are the checks of every answer: its headers, its Error body,
@@ -32,6 +35,11 @@ var Response = []*suite.Check{
 		Name: "headers/cache-control", Source: srcEvery + "; " + srcCaching,
 		Rule: "A list answer (200, 304) has Cache-Control: private, no-cache (kept by the client only, revalidated each time); every other answer has Cache-Control: no-store.",
 		Run:  run(headersCacheControl),
+	},
+	{
+		Name: "headers/stale-if-error", Source: srcStale + "; RFC 5861 §4; RFC 9211; RFC 9111 §5.1",
+		Rule: "A list answer that declares stale-if-error has it once, as stale-if-error=N with N whole seconds; its Cache-Status, if any, is a structured field list; a list the deployment marks stale (its member petinventory with fwd=stale) declares N and has one Age, whole seconds, at most N.",
+		Run:  run(headersStaleIfError),
 	},
 	{
 		Name: "headers/nosniff", Source: srcEvery,
@@ -77,6 +85,90 @@ func headersCacheControl(c checker) {
 		if p := noStore(vals); p != "" {
 			c.Failf(s.ex, "Cache-Control: no-store on every answer but the list", "%s", p)
 		}
+	}
+}
+
+// headersStaleIfError judges headers/stale-if-error on the list's answers:
+// the default list (identity and gzip), HEAD, and the list revalidated
+// (304). A deployment without the option declares nothing and marks no
+// list stale: then only Cache-Status's form is judged, and the detail
+// says so. A list is marked stale only while the store is unavailable,
+// which a quick check does not cause: the consistency run's faults do
+// (-consistency-stale-if-error judges such lists).
+func headersStaleIfError(c checker) {
+	first := c.Do(wire.Request{Method: http.MethodGet, Path: "/inventory"})
+	exs := []*wire.Exchange{first,
+		c.Do(wire.Request{Method: http.MethodGet, Path: "/inventory", AcceptEncoding: gzipAccept}),
+		c.Do(wire.Request{Method: http.MethodHead, Path: "/inventory"})}
+	if tag := first.Resp.Header.Get("ETag"); tag != "" {
+		exs = append(exs, c.Do(wire.Request{Method: http.MethodGet, Path: "/inventory", IfNoneMatch: tag}))
+	}
+	declared, stale := 0, 0
+	for _, ex := range exs {
+		if ex.Resp.Status != http.StatusOK && ex.Resp.Status != http.StatusNotModified {
+			continue
+		}
+		n, ok := c.staleDirective(ex)
+		if ok && n >= 0 {
+			declared++
+		}
+		marked, err := wire.StaleMark(ex.Resp.Header)
+		switch {
+		case err != nil:
+			c.Failf(ex, "Cache-Status as RFC 9211 gives it: a list of members, each a cache's name with parameters (RFC 8941)", "%v", err)
+		case marked:
+			stale++
+			c.expectAge(ex, n, ok)
+		}
+	}
+	if declared == 0 && stale == 0 && !c.Failed() {
+		c.UpdateResult(func(res *report.Result) {
+			res.Detail = "the deployment declares no stale-if-error on its lists and marked none stale: only the form of Cache-Status, where present, was judged"
+		})
+	}
+}
+
+// staleDirective reads the stale-if-error directive of ex's
+// Cache-Control: its seconds (-1 when it declares none), and false when
+// it is malformed (which it reports).
+func (c checker) staleDirective(ex *wire.Exchange) (int64, bool) {
+	var found []string
+	for _, v := range ex.Resp.Header.Values("Cache-Control") {
+		for _, d := range strings.Split(v, ",") {
+			if d = strings.TrimSpace(d); strings.HasPrefix(strings.ToLower(d), "stale-if-error") {
+				found = append(found, d)
+			}
+		}
+	}
+	switch {
+	case len(found) == 0:
+		return -1, true
+	case len(found) > 1:
+		c.Failf(ex, "stale-if-error declared once", "Cache-Control declares stale-if-error %d times: %s", len(found), strings.Join(found, ", "))
+		return -1, false
+	}
+	name, value, _ := strings.Cut(found[0], "=")
+	n, err := strconv.ParseInt(value, 10, 64)
+	if !strings.EqualFold(name, "stale-if-error") || err != nil || n < 0 || strings.Trim(value, "0123456789") != "" {
+		c.Failf(ex, "stale-if-error=N, N whole seconds (RFC 5861 §4, RFC 9111 §1.2.2 delta-seconds)", "Cache-Control's %q is not stale-if-error=N with N whole seconds", found[0])
+		return -1, false
+	}
+	return n, true
+}
+
+// expectAge judges the Age of list ex, marked stale, whose Cache-Control
+// declared stale-if-error=n (-1: none; well-formed tells a directive
+// that was malformed, reported already, from none).
+func (c checker) expectAge(ex *wire.Exchange, n int64, wellFormed bool) {
+	if n < 0 && wellFormed {
+		c.Failf(ex, "a list marked stale declares its stale-if-error bound (Cache-Control: …, stale-if-error=N)", "the list is marked stale (Cache-Status: petinventory; fwd=stale) but declares no stale-if-error")
+	}
+	age, err := wire.Age(ex.Resp.Header)
+	switch {
+	case err != nil:
+		c.Failf(ex, "a list marked stale has Age: the whole seconds since the state it shows was confirmed (RFC 9111 §5.1)", "the list is marked stale: %v", err)
+	case n >= 0 && age > n:
+		c.Failf(ex, fmt.Sprintf("Age at most the declared stale-if-error=%d", n), "the list is marked stale with Age %d, older than the stale-if-error=%d it declares", age, n)
 	}
 }
 

@@ -116,7 +116,7 @@ func CheckSchedule(d time.Duration, schedule []suite.Fault, redisURL, caFile str
 		needsRedis = needsRedis || isRedis(f)
 	}
 	if needsRedis && redisURL == "" {
-		return errors.New("conformancetest: Config.ConsistencyFaults: a redis-* fault needs the Redis to act on (Config.ConsistencyRedis, -consistency-redis URL)")
+		return errors.New("conformancetest: Config.ConsistencyFaults: a redis-* fault needs the Redis to act on (Config.ConsistencyRedis; -consistency-redis URL, or better $INVENTORY_CONSISTENCY_REDIS_URL, which keeps its password off the command line)")
 	}
 	if redisURL != "" {
 		if _, err := faults.ParseURL(redisURL, caFile); err != nil {

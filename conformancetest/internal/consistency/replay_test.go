@@ -285,3 +285,40 @@ func TestHistoryNotSaved(t *testing.T) {
 		t.Fatalf("%s %+v", res.Outcome, res.Failures)
 	}
 }
+
+// TestReplaySameBaseTwice: a run given the same base URL twice judges it
+// as one, and its saved history replays to the run's verdict; a file
+// that names the base twice (as runs saved before did) replays so too.
+func TestReplaySameBaseTwice(t *testing.T) {
+	base := (&refserver.Server{}).Start(t)
+	path := filepath.Join(t.TempDir(), "history.json")
+	rep, err := conformancetest.RunChecks(t.Context(), conformancetest.Config{BaseURL: base, Replicas: []string{base}, APIKey: refserver.Key, Run: "^consistency/",
+		Consistency: 300 * time.Millisecond, ConsistencyHistory: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, _ := rep.Result("consistency/linearizable"); res.Outcome != conformancetest.Pass {
+		t.Fatalf("the run: %s %v", res.Outcome, res.Failures)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := `"baseURLs": [
+    "` + base + `"
+  ]`
+	if !strings.Contains(string(b), one) {
+		t.Fatalf("the history does not name the base once:\n%.400s", b)
+	}
+	twice := filepath.Join(t.TempDir(), "twice.json")
+	os.WriteFile(twice, []byte(strings.Replace(string(b), one, `"baseURLs": ["`+base+`", "`+base+`"]`, 1)), 0o600)
+	for _, file := range []string{path, twice} {
+		again, err := conformancetest.ReplayConsistency(conformancetest.ReplayConfig{History: file})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res := again.Results[0]; res.Outcome != conformancetest.Pass || !strings.Contains(again.Notes[0], "concluded the same") {
+			t.Errorf("%s replayed: %s %v; %s", filepath.Base(file), res.Outcome, res.Failures, again.Notes[0])
+		}
+	}
+}

@@ -63,6 +63,13 @@
 // Options.MinUpdates fails with ThinHistory, since a verdict on a thin
 // history says little.
 //
+// After the faults of a history, Recover finds when the deployment was
+// whole again: a strict list (Op.Strict, sent with Cache-Control:
+// no-cache) and an update answered 200, both sent after the last fault
+// ended; a history that shows none within Options.Recovery fails with
+// NotRecovered. The run's barrier lists and its recovery probes are such
+// lists, and part of the history, so a replay measures the same recovery.
+//
 // A history is saved and read back as JSON (WriteHistory, ReadHistory,
 // in the format Format; files of the format before it still read and
 // judge to the same verdict), so that it can be judged again without the

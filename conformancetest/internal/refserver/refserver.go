@@ -48,12 +48,24 @@ type Server struct {
 	// (no renewal before), so that every default list that may be stale
 	// is; a strict list reads the state as it is.
 	MaxStaleness time.Duration
+	// StaleIfError, when not zero, is a stale-if-error bound (see
+	// stale.go): every list answer declares it, and during an outage
+	// (Outage) a default list is answered from the last state read,
+	// marked stale, while that state is at most this old.
+	StaleIfError time.Duration
+	// Outage, when not nil, says whether the store is unavailable: then
+	// every update and every strict list is answered 503, and a default
+	// list as StaleIfError says (503 without it).
+	Outage func() bool
 
 	mu      sync.Mutex
 	qty     map[int64]int64
 	status  map[int64]string
 	version uint64
 	held    *refState // under mu
+	// confirmed is the last state read from the inventory (strict or
+	// not); frozen the state "stale beyond its bound" serves.
+	confirmed, frozen *refState
 }
 
 // refState is a state of the inventory as a list shows it, and when the
@@ -71,10 +83,19 @@ func (rs *Server) state(r *http.Request) refState {
 	sent := time.Now() // before the lock: a write it misses was answered after
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
-	strict := strings.Contains(strings.ToLower(r.Header.Get("Cache-Control")), "no-cache")
+	strict := strict(r)
 	if rs.MaxStaleness > 0 && !strict && rs.held != nil && sent.Sub(rs.held.read) <= rs.MaxStaleness {
 		return *rs.held
 	}
+	st := rs.current(sent)
+	if !strict {
+		rs.held = &st
+	}
+	return st
+}
+
+// current is the state of the inventory now, read at sent (under mu).
+func (rs *Server) current(sent time.Time) refState {
 	ids := make([]int64, 0, len(rs.qty))
 	for id := range rs.qty {
 		ids = append(ids, id)
@@ -90,9 +111,7 @@ func (rs *Server) state(r *http.Request) refState {
 	}
 	buf.WriteByte(']')
 	st := refState{body: buf.Bytes(), version: rs.version, read: sent}
-	if !strict {
-		rs.held = &st
-	}
+	rs.confirmed = &st
 	return st
 }
 
@@ -185,6 +204,11 @@ func (rs *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		Error(w, http.StatusUnauthorized, "unauthorized", "a valid Authorization: Bearer key is required")
 		return
 	}
+	if rs.down() && (!list || strict(r)) {
+		w.Header().Set("Retry-After", "1")
+		Error(w, http.StatusServiceUnavailable, "unavailable", "the store is unavailable")
+		return
+	}
 	if list {
 		rs.serveList(w, r)
 		return
@@ -217,7 +241,12 @@ func acceptsGzip(h string) bool {
 // serveList answers a list (GET or HEAD), conditional or not, gzip when
 // asked and the list is long enough.
 func (rs *Server) serveList(w http.ResponseWriter, r *http.Request) {
-	st := rs.state(r)
+	st, stale, ok := rs.listState(r)
+	if !ok {
+		w.Header().Set("Retry-After", "1")
+		Error(w, http.StatusServiceUnavailable, "unavailable", "the store is unavailable")
+		return
+	}
 	version := st.version
 	if rs.Broken == "tag never changes" {
 		version = 0
@@ -241,6 +270,7 @@ func (rs *Server) serveList(w http.ResponseWriter, r *http.Request) {
 	if rs.Broken == "no-store on the list" {
 		h.Set("Cache-Control", "no-store")
 	}
+	rs.staleHeaders(h, st, stale)
 	if rs.Broken != "no Vary" {
 		h.Set("Vary", "Accept-Encoding")
 	}

@@ -1,0 +1,74 @@
+package wire
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// TestCacheStatus: Cache-Status is read as RFC 9211's structured list,
+// the deployment's member found by its name among others, and its stale
+// mark by its fwd parameter; malformed lists are errors that say where.
+func TestCacheStatus(t *testing.T) {
+	for _, tc := range []struct {
+		fields []string
+		stale  bool
+		err    string // a word of the error; "" for none
+	}{
+		{nil, false, ""},
+		{[]string{"petinventory; fwd=stale; fwd-status=503"}, true, ""},
+		{[]string{`ExampleCDN; hit; detail="from \"the\" edge", petinventory; fwd=stale; fwd-status=503`}, true, ""},
+		{[]string{"ExampleCDN; fwd=uri-miss", "petinventory;fwd=stale"}, true, ""}, // two fields are one list
+		{[]string{`"petinventory"; fwd=stale`}, true, ""},                          // a name as a string
+		{[]string{"petinventory; fwd=miss"}, false, ""},
+		{[]string{"petinventory; fwd=\"stale\""}, true, ""}, // the value as a string is the same value
+		{[]string{"other; fwd=stale"}, false, ""},
+		{[]string{"petinventory; hit; ttl=-3; stored; key=:cGV0:; x=1.5"}, false, ""},
+		{[]string{"petinventory; fwd=stale,"}, false, "a comma with no member"},
+		{[]string{"petinventory fwd=stale"}, false, "want a comma"},
+		{[]string{"petinventory; Fwd=stale"}, false, "parameter's key"},
+		{[]string{"; fwd=stale"}, false, "cache's name"},
+		{[]string{`petinventory; detail="unterminated`}, false, "closing quote"},
+		{[]string{"petinventory; ttl=1234567890123456"}, false, "15 digits"},
+		{[]string{"petinventory; fwd=?2"}, false, "boolean"},
+	} {
+		h := http.Header{}
+		for _, f := range tc.fields {
+			h.Add("Cache-Status", f)
+		}
+		stale, err := StaleMark(h)
+		switch {
+		case tc.err == "" && (err != nil || stale != tc.stale):
+			t.Errorf("%q: stale %v, %v; want %v", tc.fields, stale, err, tc.stale)
+		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+			t.Errorf("%q: %v, want an error saying %q", tc.fields, err, tc.err)
+		}
+	}
+}
+
+// TestAge: Age is one whole number of seconds.
+func TestAge(t *testing.T) {
+	for _, tc := range []struct {
+		values []string
+		want   int64
+		ok     bool
+	}{
+		{[]string{"0"}, 0, true},
+		{[]string{" 29 "}, 29, true},
+		{nil, 0, false},
+		{[]string{"-1"}, 0, false},
+		{[]string{"1.5"}, 0, false},
+		{[]string{"+3"}, 0, false},
+		{[]string{"3", "4"}, 0, false},
+		{[]string{"99999999999999999999"}, 0, false},
+	} {
+		h := http.Header{}
+		for _, v := range tc.values {
+			h.Add("Age", v)
+		}
+		got, err := Age(h)
+		if (err == nil) != tc.ok || got != tc.want {
+			t.Errorf("Age %q: %d, %v", tc.values, got, err)
+		}
+	}
+}
