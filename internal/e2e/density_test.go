@@ -60,7 +60,7 @@ func TestConsistencyAcrossSlowNetwork(t *testing.T) {
 	})
 
 	t.Run("a lost update is caught in every run", func(t *testing.T) {
-		const runs, run = 3, 5 * time.Second
+		const runs, run = 3, 3 * time.Second
 		base, _ := serveBroken(t, brokenCaseNamed(t, "loses concurrent updates"))
 		broken := []string{delayed(t, base, httpDelay), delayed(t, base, httpDelay)}
 		began := time.Now()
