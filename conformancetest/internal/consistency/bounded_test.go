@@ -21,7 +21,7 @@ func TestBoundedConsistencyRunsBackToBack(t *testing.T) {
 	base := rs.Start(t)
 	for run := 1; run <= 2; run++ {
 		before := rs.Quantities()
-		rep, err := conformancetest.RunChecks(t.Context(), conformancetest.Config{BaseURL: base, APIKey: refserver.Key, Run: "^consistency/",
+		rep, err := conformancetest.RunChecks(t.Context(), conformancetest.Config{BaseURL: base, APIKey: refserver.Key, Run: "^consistency/", ConsistencyMinUpdates: 1,
 			Consistency: 300 * time.Millisecond, ConsistencyClients: 4, ConsistencyStaleness: bound})
 		if err != nil {
 			t.Fatal(err)

@@ -58,8 +58,8 @@ func TestFaultScheduleCost(t *testing.T) {
 	t.Cleanup(srv.Close)
 	hist := filepath.Join(dir, "history.json")
 	fault := "100ms exec touch " + down + " && while [ ! -e " + seen + " ]; do sleep 0.01; done && rm " + down + " && echo back up"
-	cfg := conformancetest.Config{BaseURL: srv.URL + "/v1", APIKey: refserver.Key, Run: "^consistency/", Consistency: time.Second,
-		ConsistencyClients: 4, ConsistencyHistory: hist, ConsistencyMinUpdates: 1}
+	cfg := conformancetest.Config{BaseURL: srv.URL + "/v1", APIKey: refserver.Key, Run: "^consistency/", ConsistencyMinUpdates: 1, Consistency: time.Second,
+		ConsistencyClients: 4, ConsistencyHistory: hist}
 	f, err := conformancetest.ParseFault(fault)
 	if err != nil {
 		t.Fatal(err)
@@ -120,7 +120,7 @@ func TestFaultFollowed(t *testing.T) {
 	pic := filepath.Join(t.TempDir(), "history.html")
 	// A fault that lasts the whole run: its band is in every piece the
 	// picture shows.
-	rep, err := conformancetest.RunChecks(t.Context(), conformancetest.Config{BaseURL: base, APIKey: refserver.Key, Run: "^consistency/", Consistency: time.Second,
+	rep, err := conformancetest.RunChecks(t.Context(), conformancetest.Config{BaseURL: base, APIKey: refserver.Key, Run: "^consistency/", ConsistencyMinUpdates: 1, Consistency: time.Second,
 		ConsistencyHTML: pic, ConsistencyFaults: []conformancetest.Fault{{Offset: 0, Kind: conformancetest.FaultExec, Args: []string{"sleep 1.2"}}}})
 	if err != nil {
 		t.Fatal(err)
@@ -143,7 +143,7 @@ func TestFaultFollowed(t *testing.T) {
 func TestFaultCannotBeApplied(t *testing.T) {
 	base := (&refserver.Server{}).Start(t)
 	run := func(redisURL string, f conformancetest.Fault) error {
-		_, err := conformancetest.RunChecks(t.Context(), conformancetest.Config{BaseURL: base, APIKey: refserver.Key, Run: "^consistency/", Consistency: time.Second,
+		_, err := conformancetest.RunChecks(t.Context(), conformancetest.Config{BaseURL: base, APIKey: refserver.Key, Run: "^consistency/", ConsistencyMinUpdates: 1, Consistency: time.Second,
 			ConsistencyFaults: []conformancetest.Fault{f}, ConsistencyRedis: redisURL})
 		return err
 	}
@@ -163,7 +163,7 @@ func TestFaultCannotBeApplied(t *testing.T) {
 		t.Errorf("a failover of one node: %v", err)
 	}
 	// The same Redis with its password: applied, and in the report.
-	rep, err := conformancetest.RunChecks(t.Context(), conformancetest.Config{BaseURL: base, APIKey: refserver.Key, Run: "^consistency/", Consistency: time.Second,
+	rep, err := conformancetest.RunChecks(t.Context(), conformancetest.Config{BaseURL: base, APIKey: refserver.Key, Run: "^consistency/", ConsistencyMinUpdates: 1, Consistency: time.Second,
 		ConsistencyFaults: []conformancetest.Fault{{Offset: 300 * time.Millisecond, Kind: conformancetest.FaultRedisPause, Args: []string{"100ms"}},
 			{Offset: 600 * time.Millisecond, Kind: conformancetest.FaultRedisKillClients}},
 		ConsistencyRedis: "redis://:right-password-123@" + addr})

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/petinventory/petinventory/conformancetest/internal/linearize"
+	"github.com/petinventory/petinventory/conformancetest/internal/wire"
 )
 
 // recoveryPause is how long the run waits before it asks again whether
@@ -36,12 +37,12 @@ func (r *consistencyRun) awaitRecovery(ops []linearize.Op, faults []linearize.Fa
 		var wait time.Duration
 		if needUpdate {
 			ex := r.update(&o, round%len(r.pets))
-			ok, wait = o.Known, retryAfter(ex, recoveryPause)
+			ok, wait = o.Known, wire.RetryAfter(ex, recoveryPause)
 			needUpdate = !ok
 		} else {
 			o.Barrier, o.Strict = true, true
 			ex := r.list(&o)
-			ok, wait = o.OK && !o.Stale, retryAfter(ex, recoveryPause)
+			ok, wait = o.OK && !o.Stale, wire.RetryAfter(ex, recoveryPause)
 			needList = !ok
 		}
 		ops = append(ops, o)

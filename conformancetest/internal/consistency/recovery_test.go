@@ -34,7 +34,7 @@ func kinds(res conformancetest.Result) []string {
 func TestRecoveryFigure(t *testing.T) {
 	base := (&refserver.Server{}).Start(t)
 	hist := filepath.Join(t.TempDir(), "history.json")
-	rep, err := conformancetest.RunChecks(t.Context(), conformancetest.Config{BaseURL: base, APIKey: refserver.Key, Run: "^consistency/", Consistency: 500 * time.Millisecond,
+	rep, err := conformancetest.RunChecks(t.Context(), conformancetest.Config{BaseURL: base, APIKey: refserver.Key, Run: "^consistency/", ConsistencyMinUpdates: 1, Consistency: 500 * time.Millisecond,
 		ConsistencyFaults: []conformancetest.Fault{{Offset: 100 * time.Millisecond, Kind: conformancetest.FaultExec, Args: []string{"true"}}}, ConsistencyHistory: hist})
 	if err != nil {
 		t.Fatal(err)
@@ -96,7 +96,7 @@ func TestNotRecovered(t *testing.T) {
 	rs.Seed()
 	srv := httptest.NewServer(downFrom(down, rs))
 	t.Cleanup(srv.Close)
-	rep, err := conformancetest.RunChecks(t.Context(), conformancetest.Config{BaseURL: srv.URL + "/v1", APIKey: refserver.Key, Run: "^consistency/", Consistency: 300 * time.Millisecond,
+	rep, err := conformancetest.RunChecks(t.Context(), conformancetest.Config{BaseURL: srv.URL + "/v1", APIKey: refserver.Key, Run: "^consistency/", ConsistencyMinUpdates: 1, Consistency: 300 * time.Millisecond,
 		ConsistencyFaults: []conformancetest.Fault{{Offset: 100 * time.Millisecond, Kind: conformancetest.FaultExec, Args: []string{"touch " + down}}}, ConsistencyRecovery: 400 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -141,7 +141,7 @@ func TestRestoreRetried(t *testing.T) {
 		rs.ServeHTTP(w, r)
 	}))
 	t.Cleanup(srv.Close)
-	rep, err := conformancetest.RunChecks(t.Context(), conformancetest.Config{BaseURL: srv.URL + "/v1", APIKey: refserver.Key, Run: "^consistency/", Consistency: 300 * time.Millisecond,
+	rep, err := conformancetest.RunChecks(t.Context(), conformancetest.Config{BaseURL: srv.URL + "/v1", APIKey: refserver.Key, Run: "^consistency/", ConsistencyMinUpdates: 1, Consistency: 300 * time.Millisecond,
 		ConsistencyFaults: []conformancetest.Fault{{Offset: 0, Kind: conformancetest.FaultExec, Args: []string{"true"}}}})
 	if err != nil {
 		t.Fatal(err)

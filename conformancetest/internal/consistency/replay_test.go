@@ -95,7 +95,7 @@ func recordHistory(t *testing.T, rs *refserver.Server, front func(http.Handler) 
 	} else {
 		second = serve(rs)
 	}
-	rep, err := conformancetest.RunChecks(t.Context(), conformancetest.Config{BaseURL: first, Replicas: []string{second}, APIKey: refserver.Key, Run: "^consistency/",
+	rep, err := conformancetest.RunChecks(t.Context(), conformancetest.Config{BaseURL: first, Replicas: []string{second}, APIKey: refserver.Key, Run: "^consistency/", ConsistencyMinUpdates: 1,
 		Consistency: d, ConsistencyClients: 2, ConsistencyHistory: path})
 	if err != nil {
 		t.Fatal(err)
@@ -152,7 +152,7 @@ func TestHistoryRoundTrip(t *testing.T) {
 			rs.ServeHTTP(w, r)
 		}))
 		t.Cleanup(echo.Close)
-		rep, err := conformancetest.RunChecks(t.Context(), conformancetest.Config{BaseURL: base, Replicas: []string{echo.URL + "/v1"}, APIKey: refserver.Key, Run: "^consistency/",
+		rep, err := conformancetest.RunChecks(t.Context(), conformancetest.Config{BaseURL: base, Replicas: []string{echo.URL + "/v1"}, APIKey: refserver.Key, Run: "^consistency/", ConsistencyMinUpdates: 1,
 			Consistency: 300 * time.Millisecond, ConsistencyClients: 2, ConsistencyHistory: path})
 		if err != nil {
 			t.Fatal(err)
@@ -275,7 +275,7 @@ func TestReplayDrawsPicture(t *testing.T) {
 // own kind.
 func TestHistoryNotSaved(t *testing.T) {
 	base := (&refserver.Server{}).Start(t)
-	rep, err := conformancetest.RunChecks(t.Context(), conformancetest.Config{BaseURL: base, APIKey: refserver.Key, Run: "^consistency/", Consistency: 300 * time.Millisecond, ConsistencyClients: 2,
+	rep, err := conformancetest.RunChecks(t.Context(), conformancetest.Config{BaseURL: base, APIKey: refserver.Key, Run: "^consistency/", ConsistencyMinUpdates: 1, Consistency: 300 * time.Millisecond, ConsistencyClients: 2,
 		ConsistencyHistory: filepath.Join(t.TempDir(), "missing", "history.json")})
 	if err != nil {
 		t.Fatal(err)
@@ -292,7 +292,7 @@ func TestHistoryNotSaved(t *testing.T) {
 func TestReplaySameBaseTwice(t *testing.T) {
 	base := (&refserver.Server{}).Start(t)
 	path := filepath.Join(t.TempDir(), "history.json")
-	rep, err := conformancetest.RunChecks(t.Context(), conformancetest.Config{BaseURL: base, Replicas: []string{base}, APIKey: refserver.Key, Run: "^consistency/",
+	rep, err := conformancetest.RunChecks(t.Context(), conformancetest.Config{BaseURL: base, Replicas: []string{base}, APIKey: refserver.Key, Run: "^consistency/", ConsistencyMinUpdates: 1,
 		Consistency: 300 * time.Millisecond, ConsistencyHistory: path})
 	if err != nil {
 		t.Fatal(err)

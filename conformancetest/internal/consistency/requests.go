@@ -3,8 +3,6 @@ package consistency
 import (
 	"net/http"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/petinventory/petinventory/conformancetest/internal/linearize"
@@ -97,18 +95,4 @@ func (r *consistencyRun) update(o *linearize.Op, slot int) *wire.Exchange {
 		o.Known, o.Got, o.Answer, o.Status = true, q.Int64(), "200", http.StatusOK
 	}
 	return ex
-}
-
-// retryAfter is how long an answer asks to wait before trying again
-// (Retry-After in seconds, RFC 9110 §10.2.3), or fallback when it says
-// nothing readable (no answer, no header, a date).
-func retryAfter(ex *wire.Exchange, fallback time.Duration) time.Duration {
-	if ex.Err != nil || ex.Resp == nil {
-		return fallback
-	}
-	s, err := strconv.Atoi(strings.TrimSpace(ex.Resp.Header.Get("Retry-After")))
-	if err != nil || s < 0 {
-		return fallback
-	}
-	return time.Duration(s) * time.Second
 }

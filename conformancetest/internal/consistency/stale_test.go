@@ -51,7 +51,7 @@ func staleOutage(t *testing.T) (base, fault string) {
 // staleRun runs the consistency check for 1 s against base with the
 // fault (none when ""), judged with the stale-if-error bound bound.
 func staleRun(t *testing.T, base, fault string, bound time.Duration) conformancetest.Result {
-	cfg := conformancetest.Config{BaseURL: base, APIKey: refserver.Key, Run: "^consistency/", Consistency: time.Second, ConsistencyClients: 4,
+	cfg := conformancetest.Config{BaseURL: base, APIKey: refserver.Key, Run: "^consistency/", ConsistencyMinUpdates: 1, Consistency: time.Second, ConsistencyClients: 4,
 		ConsistencyStaleIfError: bound}
 	if fault != "" {
 		f, err := conformancetest.ParseFault(fault)

@@ -396,14 +396,8 @@ func (c *Checker) sendRestoring(ctx context.Context, r wire.Request) *wire.Excha
 		if !unavailable || !time.Now().Before(c.retryUntil) || ctx.Err() != nil {
 			return ex
 		}
-		wait := restorePause
-		if ex.Err == nil {
-			if s, err := strconv.Atoi(strings.TrimSpace(ex.Resp.Header.Get("Retry-After"))); err == nil && s > 0 {
-				wait = time.Duration(s) * time.Second
-			}
-		}
 		select {
-		case <-time.After(min(wait, time.Until(c.retryUntil))):
+		case <-time.After(min(max(wire.RetryAfter(ex, restorePause), restorePause), time.Until(c.retryUntil))):
 		case <-ctx.Done():
 			return ex
 		}

@@ -1,9 +1,11 @@
 package wire
 
 import (
+	"errors"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestCacheStatus: Cache-Status is read as RFC 9211's structured list,
@@ -69,6 +71,26 @@ func TestAge(t *testing.T) {
 		got, err := Age(h)
 		if (err == nil) != tc.ok || got != tc.want {
 			t.Errorf("Age %q: %d, %v", tc.values, got, err)
+		}
+	}
+}
+
+// TestRetryAfter: Retry-After in seconds is read; anything else, or no
+// answer, is the fallback.
+func TestRetryAfter(t *testing.T) {
+	fallback := 250 * time.Millisecond
+	for _, tc := range []struct {
+		ex   *Exchange
+		want time.Duration
+	}{
+		{&Exchange{Resp: &Response{Header: http.Header{"Retry-After": {"2"}}}}, 2 * time.Second},
+		{&Exchange{Resp: &Response{Header: http.Header{"Retry-After": {"0"}}}}, 0},
+		{&Exchange{Resp: &Response{Header: http.Header{"Retry-After": {"Wed, 21 Oct 2015 07:28:00 GMT"}}}}, fallback},
+		{&Exchange{Resp: &Response{Header: http.Header{}}}, fallback},
+		{&Exchange{Err: errors.New("cut")}, fallback},
+	} {
+		if got := RetryAfter(tc.ex, fallback); got != tc.want {
+			t.Errorf("%+v: %v, want %v", tc.ex, got, tc.want)
 		}
 	}
 }

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
 )
 
 // Response is an answer, raw (the key not yet removed): the checks look
@@ -88,4 +90,18 @@ func Gunzip(b []byte) ([]byte, error) {
 		return nil, fmt.Errorf("%d bytes after the gzip stream", br.Len())
 	}
 	return out, nil
+}
+
+// RetryAfter is how long the answer of ex asks to wait before trying
+// again (Retry-After in seconds, RFC 9110 §10.2.3), or fallback when it
+// says nothing readable (no answer, no header, a date).
+func RetryAfter(ex *Exchange, fallback time.Duration) time.Duration {
+	if ex.Err != nil || ex.Resp == nil {
+		return fallback
+	}
+	s, err := strconv.Atoi(strings.TrimSpace(ex.Resp.Header.Get("Retry-After")))
+	if err != nil || s < 0 {
+		return fallback
+	}
+	return time.Duration(s) * time.Second
 }
