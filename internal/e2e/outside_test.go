@@ -207,12 +207,33 @@ func (l *outsideLoad) longest() time.Duration {
 	return d
 }
 
+// updateWindow is the longest stretch between two outside updates
+// answered 200 (their answers): the outage of writes as the outside
+// clients saw it.
+func (l *outsideLoad) updateWindow() time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var oks []time.Time
+	for _, a := range l.answers {
+		if a.update && a.status == http.StatusOK {
+			oks = append(oks, a.at)
+		}
+	}
+	slices.SortFunc(oks, time.Time.Compare)
+	var d time.Duration
+	for i := 1; i < len(oks); i++ {
+		d = max(d, oks[i].Sub(oks[i-1]))
+	}
+	return d
+}
+
 // String says the load's figures for a summary line: "outside lists 812
 // (200 ×800, 503 ×12), 96 marked stale; outside updates 809 (200 ×770,
-// 503 ×39); the longest answer 2.1s".
+// 503 ×39), none answered 200 for 2.6s at most; the longest outside
+// answer 2.1s".
 func (l *outsideLoad) String() string {
-	return fmt.Sprintf("outside lists %s, %d marked stale; outside updates %s; the longest outside answer %v",
-		tallyWords(l.tally(false)), l.staleLists(), tallyWords(l.tally(true)), l.longest().Round(time.Millisecond))
+	return fmt.Sprintf("outside lists %s, %d marked stale; outside updates %s, none answered 200 for %v at most; the longest outside answer %v",
+		tallyWords(l.tally(false)), l.staleLists(), tallyWords(l.tally(true)), l.updateWindow().Round(time.Millisecond), l.longest().Round(time.Millisecond))
 }
 
 // notOK counts what tally counted other than 200.
