@@ -630,6 +630,16 @@ var brokenCases = []brokenCase{
 		wrap: onResponse(func(_ *http.Request, rec *recorded) { rec.header.Set("Content-Type", "text/plain; charset=utf-8") })},
 	{name: "no Cache-Control", check: "headers/cache-control", mention: "no Cache-Control header",
 		wrap: onResponse(func(_ *http.Request, rec *recorded) { rec.header.Del("Cache-Control") })},
+	// A list marked stale through an outage must be at most as old as
+	// the bound it declares: this one says it is older.
+	{name: "marks a list stale with an Age beyond its stale-if-error", check: "headers/stale-if-error", mention: "older than the stale-if-error=30",
+		wrap: onResponse(func(r *http.Request, rec *recorded) {
+			if r.URL.Path == "/inventory" && (rec.status == http.StatusOK || rec.status == http.StatusNotModified) {
+				rec.header.Set("Cache-Control", "private, no-cache, stale-if-error=30")
+				rec.header.Set("Cache-Status", "petinventory; fwd=stale; fwd-status=503")
+				rec.header.Set("Age", "45")
+			}
+		})},
 	{name: "no nosniff", check: "headers/nosniff", mention: "no X-Content-Type-Options header",
 		wrap: onResponse(func(_ *http.Request, rec *recorded) { rec.header.Del("X-Content-Type-Options") })},
 	// errors

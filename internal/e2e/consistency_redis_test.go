@@ -353,23 +353,7 @@ func sentinelFailoverRun(t *testing.T, acks int, graceful bool) (outcome string,
 			t.Fatal(err)
 		}
 		fault = []string{"-consistency-fault", "6s exec kill -9 " + pid}
-		// The master's host goes down with it: the stream in flight to
-		// the replicas is lost the moment it dies.
-		stop := make(chan struct{})
-		var wg sync.WaitGroup
-		defer func() { close(stop); wg.Wait() }()
-		wg.Go(func() {
-			for old.Alive() {
-				select {
-				case <-stop:
-					return
-				case <-time.After(time.Millisecond): // polling for the death, not a wait for a time
-				}
-			}
-			for _, p := range set.Proxies {
-				p.Sever()
-			}
-		})
+		defer severOnDeath(set, old)()
 	}
 	res = runCmd(t, commandBinary(t), consistencyArgs(run, bases(rs), fault...)...)
 	promoted := set.WaitFailover(old, redistest.SentinelPromotedWithin)
