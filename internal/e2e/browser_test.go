@@ -240,6 +240,7 @@ func (wd *webDriver) screenshot(dir, name string) string {
 // ones collapsed, the filters hide what they should, no script of the
 // target ran, and the failing report's screenshot is saved.
 func TestHTMLReportInBrowser(t *testing.T) {
+	t.Parallel() // it waits on servers and processes more than it computes
 	start := time.Now()
 	wd := startBrowser(t)
 	dir := t.TempDir()

@@ -129,6 +129,7 @@ func (w *statusWriter) Write(p []byte) (int, error) {
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 func TestCommand(t *testing.T) {
+	t.Parallel() // it waits on servers and processes more than it computes
 	bin := buildCommand(t)
 
 	t.Run("passes against the real API, with a JUnit report", func(t *testing.T) {

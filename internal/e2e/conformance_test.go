@@ -12,6 +12,7 @@ import (
 // × every store, each on a fresh store, and then checks that the suite
 // left the store as it found it.
 func TestConformance(t *testing.T) {
+	t.Parallel() // it waits on servers and processes more than it computes
 	for _, st := range stores {
 		for _, tr := range transports {
 			t.Run(tr.name+"/"+st.name, func(t *testing.T) {
@@ -29,6 +30,7 @@ func TestConformance(t *testing.T) {
 // TestEmptyInventory: against an empty inventory nothing fails, and the
 // checks that need a pet are skipped with that reason.
 func TestEmptyInventory(t *testing.T) {
+	t.Parallel() // it waits on servers and processes more than it computes
 	base := serveNetHTTP(t, nil, newAPI(t, openMemory(t)))
 	rep, err := conformancetest.RunChecks(t.Context(), conformancetest.Config{BaseURL: base, APIKey: testKey})
 	if err != nil {

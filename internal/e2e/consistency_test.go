@@ -174,6 +174,7 @@ var brokenDeployments = []brokenDeployment{
 // history, judged again without the deployment, gives the same verdict
 // in the same words.
 func TestConsistencyCatchesBrokenReplicas(t *testing.T) {
+	t.Parallel() // it waits on servers and processes more than it computes
 	for _, d := range brokenDeployments {
 		t.Run(d.name, func(t *testing.T) {
 			bases := d.bases(t)
@@ -236,6 +237,7 @@ func TestConsistencyPassesReplicas(t *testing.T) {
 // 300 ms old still fails, naming a list that missed an update by more
 // than the bound, and its observed staleness is more than 50 ms.
 func TestConsistencyStalenessCatchesStaleCache(t *testing.T) {
+	t.Parallel() // it waits on servers and processes more than it computes
 	bases := brokenDeployments[0].bases(t)
 	rep, err := conformancetest.RunChecks(t.Context(), conformancetest.Config{BaseURL: bases[0], Replicas: bases[1:], APIKey: testKey,
 		Run: "^consistency/", Consistency: consistencyFor, ConsistencyStaleness: 50 * time.Millisecond})

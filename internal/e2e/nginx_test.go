@@ -146,6 +146,7 @@ const nginxGoodConf = nginxHTTP + `
 // until it has all arrived (proxy_request_buffering, on by default), so
 // that the API never sees the request.
 func TestCorrectNginx(t *testing.T) {
+	t.Parallel() // it waits on servers and processes more than it computes
 	base := startNginx(t, nginxGoodConf, serveNetHTTP(t, nil, newAPI(t, openMemory(t, seed...))))
 	// The stalled body waits out the run's request timeout (nginx holds
 	// it): past the API's body timeout, with room for a loaded machine,

@@ -170,6 +170,7 @@ func (c *capturing) RoundTrip(r *http.Request) (*http.Response, error) {
 // and validates every answer it provoked against the OpenAPI document
 // with kin-openapi, independently of the suite's own validator.
 func TestOpenAPIResponses(t *testing.T) {
+	t.Parallel() // it waits on servers and processes more than it computes
 	for _, tr := range transports {
 		t.Run(tr.name, func(t *testing.T) {
 			doc := loadDoc(t)

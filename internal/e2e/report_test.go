@@ -206,6 +206,7 @@ func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
 // TestHTMLReport: the structure of the report (not its bytes) for a
 // passing target, a target with one rule broken, and a hostile target.
 func TestHTMLReport(t *testing.T) {
+	t.Parallel() // it waits on servers and processes more than it computes
 	dir := t.TempDir()
 
 	t.Run("passing target", func(t *testing.T) {

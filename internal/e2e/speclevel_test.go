@@ -34,6 +34,7 @@ var foreign = onResponse(func(_ *http.Request, rec *recorded) {
 })
 
 func TestSpecLevel(t *testing.T) {
+	t.Parallel() // it waits on servers and processes more than it computes
 	spec := func(t *testing.T, bc brokenCase, readOnly bool) *conformancetest.Report {
 		t.Helper()
 		base, _ := serveBroken(t, bc)
