@@ -105,7 +105,9 @@ func Judge(h *History, opt Options) Verdict {
 			v.Failures = append(v.Failures, r.unorderable(d, dec, limit))
 		}
 	case dec.unchecked > 0:
-		v.NotJudged = fmt.Sprintf("the linearizability check of %d pieces of the history (%d operations) did not finish in %v; check a shorter run (-consistency) or fewer clients (-consistency-clients)", dec.unchecked, dec.checked, limit)
+		// The count of pieces, not of operations: those the checks
+		// finished are dec.checked, and the detail says them.
+		v.NotJudged = fmt.Sprintf("the linearizability check did not finish in %v: %d of the history's %d pieces not checked; its cost grows with the requests in flight, so fewer clients (-consistency-clients) make it cheaper, and a shorter run (-consistency) has fewer pieces", limit, dec.unchecked, len(dec.pieces))
 	case ex.strict:
 		// The direct rules are each sufficient for a violation, so
 		// porcupine cannot accept what they found in the requests it

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -147,6 +148,30 @@ func TestConsistencyLinearizablePasses(t *testing.T) {
 	t.Log(v.Detail)
 	if len(v.Failures) > 0 || v.NotJudged != "" {
 		t.Fatalf("a linearizable history: %v %q", kinds(v), v.NotJudged)
+	}
+}
+
+// TestNotJudgedInTime: a check that runs out of time judges nothing: no
+// failure, no pass, and NotJudged says how many of the history's pieces
+// went unchecked and what makes the check cheaper, strictly and against a
+// bound alike. (A limit already past when the check starts stands for a
+// search too wide to finish, such as many clients in flight make.)
+func TestNotJudgedInTime(t *testing.T) {
+	h := simulate(1, 8, 500*time.Millisecond, simPets)
+	for _, bound := range []time.Duration{0, 50 * time.Millisecond} {
+		v := Judge(h, Options{Staleness: bound, Limit: time.Nanosecond})
+		t.Logf("bound %v: %s; %s", bound, v.NotJudged, v.Detail)
+		if len(v.Failures) > 0 {
+			t.Fatalf("bound %v: a check out of time found failures: %v", bound, kinds(v))
+		}
+		for _, want := range []string{"did not finish in 1ns", "pieces not checked", "-consistency-clients"} {
+			if !strings.Contains(v.NotJudged, want) {
+				t.Errorf("bound %v: NotJudged %q does not say %q", bound, v.NotJudged, want)
+			}
+		}
+		if !strings.Contains(v.Detail, "not checked in time") {
+			t.Errorf("bound %v: the detail %q does not say the check ran out of time", bound, v.Detail)
+		}
 	}
 }
 
