@@ -88,11 +88,6 @@ func run(c *suite.Checker) {
 		return // interrupted: runCheck says so, and restores
 	}
 	ops = r.awaitRecovery(ops, applied)
-	// The restore after the check retries a 503 as long as the
-	// deployment had to recover.
-	if rec := linearize.Recover(&linearize.History{Ops: ops, Faults: applied}); rec.Faulted {
-		c.RetryRestoreUntil(r.start.Add(time.Duration(rec.From) + cfg.ConsistencyRecovery))
-	}
 	r.judge(started, ops, applied)
 }
 

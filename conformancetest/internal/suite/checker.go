@@ -381,11 +381,6 @@ func (c *Checker) restore() {
 // run's faults), which has until t to recover.
 func (c *Checker) RetryRestoreUntil(t time.Time) { c.retryUntil = t }
 
-// restorePause is how long the restore waits before it sends again a
-// request answered 503 or not at all, when the answer gives no
-// Retry-After.
-const restorePause = 250 * time.Millisecond
-
 // sendRestoring sends r for the restore, again while it is answered 503
 // or not at all and retryUntil has not passed (see RetryRestoreUntil).
 func (c *Checker) sendRestoring(ctx context.Context, r wire.Request) *wire.Exchange {
@@ -397,7 +392,7 @@ func (c *Checker) sendRestoring(ctx context.Context, r wire.Request) *wire.Excha
 			return ex
 		}
 		select {
-		case <-time.After(min(max(wire.RetryAfter(ex, restorePause), restorePause), time.Until(c.retryUntil))):
+		case <-time.After(wire.RetryWait(ex, time.Until(c.retryUntil))):
 		case <-ctx.Done():
 			return ex
 		}

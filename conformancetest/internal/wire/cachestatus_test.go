@@ -94,3 +94,27 @@ func TestRetryAfter(t *testing.T) {
 		}
 	}
 }
+
+// TestRetryWait: the wait before a retry is Retry-After, at least
+// RetryPause, at most what is left.
+func TestRetryWait(t *testing.T) {
+	answer := func(retryAfter string) *Exchange {
+		return &Exchange{Resp: &Response{Header: http.Header{"Retry-After": {retryAfter}}}}
+	}
+	for _, tc := range []struct {
+		ex   *Exchange
+		left time.Duration
+		want time.Duration
+	}{
+		{answer("2"), time.Minute, 2 * time.Second},
+		{answer("0"), time.Minute, RetryPause},      // never sooner than the pause
+		{answer("a date"), time.Minute, RetryPause}, // unreadable: the pause
+		{&Exchange{Err: errors.New("cut")}, time.Minute, RetryPause},
+		{answer("30"), 3 * time.Second, 3 * time.Second}, // never past what is left
+		{answer("2"), 0, 0},
+	} {
+		if got := RetryWait(tc.ex, tc.left); got != tc.want {
+			t.Errorf("%+v, %v left: %v, want %v", tc.ex, tc.left, got, tc.want)
+		}
+	}
+}

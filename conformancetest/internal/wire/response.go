@@ -92,6 +92,17 @@ func Gunzip(b []byte) ([]byte, error) {
 	return out, nil
 }
 
+// RetryPause is the shortest wait before a request answered 503, or not
+// at all, is sent again: the wait when the answer gives no Retry-After.
+const RetryPause = 250 * time.Millisecond
+
+// RetryWait is how long to wait before sending again a request whose
+// answer was ex (503, or none): its Retry-After, at least RetryPause, at
+// most left (what remains of the time the caller may wait).
+func RetryWait(ex *Exchange, left time.Duration) time.Duration {
+	return min(max(RetryAfter(ex, RetryPause), RetryPause), left)
+}
+
 // RetryAfter is how long the answer of ex asks to wait before trying
 // again (Retry-After in seconds, RFC 9110 §10.2.3), or fallback when it
 // says nothing readable (no answer, no header, a date).
