@@ -20,8 +20,9 @@ import (
 // cannot be reached or the fault Redis of the consistency run's schedule
 // refuses (ErrFault, checked before any check runs), and stops with that
 // error when a fault of the schedule cannot be applied during the run:
-// never a pass on a run whose faults did not happen. With Config.HTMLReport set, it writes the report of
-// the checks that ran to that file as HTML and logs its path.
+// never a pass on a run whose faults did not happen. With
+// Config.HTMLReport set, it writes the report of the checks that ran to
+// that file as HTML and logs its path.
 func Run(t *testing.T, cfg Config) {
 	t.Helper()
 	rn, err := newRunner(cfg)

@@ -204,16 +204,21 @@ func (rs *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		Error(w, http.StatusUnauthorized, "unauthorized", "a valid Authorization: Bearer key is required")
 		return
 	}
-	if rs.down() && (!list || strict(r)) {
-		w.Header().Set("Retry-After", "1")
-		Error(w, http.StatusServiceUnavailable, "unavailable", "the store is unavailable")
+	if list {
+		rs.serveList(w, r) // it knows which lists an outage leaves answered
 		return
 	}
-	if list {
-		rs.serveList(w, r)
+	if rs.down() {
+		unavailable(w)
 		return
 	}
 	rs.serveUpdate(w, r, idText)
+}
+
+// unavailable answers 503, as a deployment whose store is unavailable.
+func unavailable(w http.ResponseWriter) {
+	w.Header().Set("Retry-After", "1")
+	Error(w, http.StatusServiceUnavailable, "unavailable", "the store is unavailable")
 }
 
 // acceptsGzip applies Accept-Encoding's q-values to gzip.
@@ -243,8 +248,7 @@ func acceptsGzip(h string) bool {
 func (rs *Server) serveList(w http.ResponseWriter, r *http.Request) {
 	st, stale, ok := rs.listState(r)
 	if !ok {
-		w.Header().Set("Retry-After", "1")
-		Error(w, http.StatusServiceUnavailable, "unavailable", "the store is unavailable")
+		unavailable(w)
 		return
 	}
 	version := st.version

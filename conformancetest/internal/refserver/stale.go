@@ -33,8 +33,8 @@ func strict(r *http.Request) bool {
 func (rs *Server) down() bool { return rs.Outage != nil && rs.Outage() }
 
 // listState is the state list r shows and whether it is answered stale;
-// ok is false for a list answered 503 (an outage with no state within
-// the bound).
+// ok is false for a list answered 503 (during an outage, a strict list,
+// or a default list with no state within the bound).
 func (rs *Server) listState(r *http.Request) (st refState, stale, ok bool) {
 	if rs.Broken == "stale beyond its bound" && !strict(r) {
 		rs.mu.Lock()
@@ -71,16 +71,14 @@ func (rs *Server) staleHeaders(h http.Header, st refState, stale bool) {
 	if !stale {
 		return
 	}
-	age := int64(time.Since(st.read) / time.Second)
+	age, status := int64(time.Since(st.read)/time.Second), CacheStatusStale
 	switch rs.Broken {
 	case "Age beyond stale-if-error":
 		age = int64(rs.StaleIfError/time.Second) + 5
 	case "malformed Cache-Status":
-		h.Set("Cache-Status", CacheStatusStale+",")
+		status += "," // a list that ends with a comma
 	}
-	if rs.Broken != "malformed Cache-Status" {
-		h.Set("Cache-Status", CacheStatusStale)
-	}
+	h.Set("Cache-Status", status)
 	if rs.Broken != "stale without Age" {
 		h.Set("Age", strconv.FormatInt(age, 10))
 	}
