@@ -26,6 +26,7 @@ import (
 // update answers carry another write.
 func TestConsistencyCommand(t *testing.T) {
 	proctest.Long(t)
+	t.Parallel() // its verdicts are of correctness alone: a correct deployment passes, a stale cache fails, however loaded the machine
 	bin := commandBinary(t)
 	node := redisFor(t)
 	rs := startReplicas(t, "redis://"+node.Addr()+"/0", "e2e-consistency-cmd", threeFrameworks)

@@ -187,6 +187,7 @@ const consistencyLong = 60 * time.Second
 
 func TestConsistencyRedisReplicas(t *testing.T) {
 	proctest.Long(t)
+	t.Parallel() // its verdict is of correctness alone: a correct deployment passes however loaded the machine
 	node := redisFor(t)
 	rs := startReplicas(t, "redis://"+node.Addr()+"/0", "e2e-consistency", threeFrameworks)
 	if outcome, _, res := consistencyCmd(t, bases(rs), consistencyLong); outcome != "PASS" || res.code != 0 {
